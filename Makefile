@@ -1,0 +1,41 @@
+# The two commands a learner needs: `make lab` to work through the course, `make test` to test it.
+# Both create the virtual environment on first use. Everything runs offline except pip.
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+export HF_HUB_OFFLINE := 1
+export TOKENIZERS_PARALLELISM := false
+
+.PHONY: setup lab course test unit notebooks check clean-cache
+
+setup: $(STAMP)
+
+$(STAMP): pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e .
+	touch $(STAMP)
+
+## lab: open the course in JupyterLab
+lab: setup
+	$(VENV)/bin/jupyter lab notebooks/
+
+## course: run every notebook top to bottom in place, then summarise what each lesson measured
+course: setup
+	$(PY) scripts/run_notebooks.py notebooks/
+
+## test: unit, property and data tests, then every notebook under nbval
+test: setup unit notebooks
+
+unit: setup
+	$(PY) -m pytest tests -q
+
+notebooks: setup
+	$(PY) -m pytest --nbval-lax --nbval-current-env -p no:cacheprovider notebooks/ -q
+
+check: setup
+	$(PY) -m course_lib check
+
+clean-cache:
+	rm -rf .cache

@@ -1,0 +1,90 @@
+"""The shipped corpus: verified against its manifest, extracted safely, loaded completely."""
+import hashlib
+import io
+import shutil
+import tarfile
+
+import pytest
+
+from course_lib import corpus
+
+
+def test_shipped_corpus_matches_manifest_and_loads_every_page():
+    pages = corpus.load_pages()
+    manifest = corpus.read_manifest()
+    html_entries = sorted(n for n in manifest if n.endswith(".html"))
+    assert [p.path for p in pages] == html_entries
+    assert len(pages) == 62
+    assert all("<html" in p.html for p in pages)
+
+
+def test_pages_are_kept_byte_for_byte_with_their_boilerplate():
+    page = next(p for p in corpus.load_pages() if p.path == "library/datetime.html")
+    assert 'class="sphinxsidebar"' in page.html and "headerlink" in page.html
+    digest = hashlib.sha256(page.html.encode("utf-8")).hexdigest()
+    assert digest == corpus.read_manifest()["library/datetime.html"]
+
+
+def _copy_corpus(tmp_path):
+    target = tmp_path / "corpus"
+    shutil.copytree(corpus.ensure_corpus(), target)
+    return target
+
+
+def test_verify_names_a_missing_and_a_corrupt_file(tmp_path):
+    target = _copy_corpus(tmp_path)
+    (target / "library/threading.html").unlink()
+    (target / "glossary.html").write_text("tampered")
+    problems = corpus.verify(target)
+    assert problems == [f"{target}/glossary.html: corrupt (sha256 differs from MANIFEST.sha256)",
+                        f"{target}/library/threading.html: missing"]
+
+
+def test_ensure_corpus_repairs_a_damaged_extraction(tmp_path):
+    target = _copy_corpus(tmp_path)
+    (target / "glossary.html").write_text("tampered")
+    corpus.ensure_corpus(target)
+    assert corpus.verify(target) == []
+
+
+def _archive_with(tmp_path, name: str) -> "Path":
+    archive = tmp_path / "evil.tar.xz"
+    with tarfile.open(archive, "w:xz") as tar:
+        info = tarfile.TarInfo(name)
+        info.size = 4
+        tar.addfile(info, io.BytesIO(b"evil"))
+    return archive
+
+
+@pytest.mark.parametrize("name", ["../escape.html", "/tmp/absolute.html", "a/../../escape.html"])
+def test_extraction_cannot_write_outside_its_target(tmp_path, name):
+    archive = _archive_with(tmp_path, name)
+    with pytest.raises(corpus.CorpusError, match="unsafe archive member"):
+        corpus.extract(archive, tmp_path / "target")
+    assert not (tmp_path / "escape.html").exists()
+
+
+def test_missing_archive_gives_a_clear_error(tmp_path):
+    with pytest.raises(corpus.CorpusError, match="missing"):
+        corpus.extract(tmp_path / "nope.tar.xz", tmp_path / "target")
+
+
+def test_a_malformed_manifest_line_is_named(tmp_path):
+    bad = tmp_path / "MANIFEST.sha256"
+    bad.write_text("not-a-digest file.html\n")
+    with pytest.raises(corpus.CorpusError, match="MANIFEST.sha256:1"):
+        corpus.read_manifest(bad)
+
+
+def test_load_pages_reads_any_folder_of_html(tmp_path):
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "a.html").write_text("<p>a</p>")
+    (tmp_path / "sub" / "b.html").write_text("<p>b</p>")
+    (tmp_path / "notes.txt").write_text("not html")
+    pages = corpus.load_pages(tmp_path)
+    assert [(p.path, p.html) for p in pages] == [("a.html", "<p>a</p>"), ("sub/b.html", "<p>b</p>")]
+
+
+def test_load_pages_rejects_a_missing_folder(tmp_path):
+    with pytest.raises(corpus.CorpusError, match="not a folder"):
+        corpus.load_pages(tmp_path / "missing")
