@@ -70,7 +70,9 @@ def load_embedder(name: str | None = None, *, device: str = "cpu"):
 @lru_cache(maxsize=4)
 def _load_embedder(resolved: tuple[str, bool], label: str, device: str):
     from sentence_transformers import SentenceTransformer
+    from transformers.utils import logging as transformers_logging
 
+    transformers_logging.disable_progress_bar()  # "Loading weights" bars would clutter every lesson
     target, local = resolved
     if local:
         os.environ["HF_HUB_OFFLINE"] = "1"

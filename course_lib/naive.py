@@ -38,7 +38,8 @@ def fixed_size_chunks(text: str, *, doc: str, size: int = 1000, overlap: int = 2
     step = size - overlap
     starts = range(0, max(len(text) - overlap, 1), step)
     return [
-        Chunk(id=f"{doc}#{n}", doc=doc, body=text[start : start + size], kinds=("fixed",))
+        Chunk(id=f"{doc}#{n}", doc=doc, body=text[start : start + size], kinds=("fixed",),
+              meta={"start": start})
         for n, start in enumerate(starts)
         if text[start : start + size].strip()
     ]
