@@ -153,6 +153,22 @@ class EmbeddingCache:
                 shard.unlink(missing_ok=True)
                 continue
             self._vectors.update(zip(keys.tolist(), vectors))
+        shards = sorted(self.folder.glob("*.npz"))
+        if len(shards) > self.max_shards:
+            self._compact(shards)
+
+    max_shards = 32
+
+    def _compact(self, shards: list[Path]) -> None:
+        """Merge many small shards (one per query, say) into one, so loading stays fast."""
+        keys = list(self._vectors)
+        merged = self.folder / f"merged-{text_key(''.join(keys))[:16]}.npz"
+        tmp = merged.with_suffix(".tmp.npz")
+        np.savez(tmp, keys=np.array(keys), vectors=np.stack([self._vectors[k] for k in keys]))
+        tmp.replace(merged)
+        for shard in shards:
+            if shard != merged:
+                shard.unlink(missing_ok=True)
 
     def __len__(self) -> int:
         return len(self._vectors)

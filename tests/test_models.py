@@ -97,3 +97,14 @@ def test_cache_shards_hold_no_pickle(private_cache):
     shard = next(private_cache.rglob("*.npz"))
     with np.load(shard, allow_pickle=False) as data:
         assert data["keys"].dtype.kind == "U" and data["vectors"].shape == (1, 384)
+
+
+def test_many_small_shards_are_compacted_on_load(private_cache, monkeypatch):
+    key = "test-model"
+    cache = models.EmbeddingCache(key)
+    for i in range(models.EmbeddingCache.max_shards + 3):
+        cache.put_many([f"k{i}"], np.full((1, 2), i, np.float32))
+    reloaded = models.EmbeddingCache(key)
+    assert len(list(reloaded.folder.glob("*.npz"))) == 1
+    assert len(reloaded) == models.EmbeddingCache.max_shards + 3
+    assert np.array_equal(models.EmbeddingCache(key).get("k7"), np.full(2, 7, np.float32))

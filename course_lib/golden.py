@@ -1,0 +1,233 @@
+"""The golden set: questions with a known answer location, and the checks that keep it honest.
+
+A golden question names the page, the section and a short verbatim evidence quote that answers
+it. Every lesson judges retrieval against these same questions, so this module also validates the
+file against the corpus: a quote that is not where the file says it is would silently turn a
+correct retrieval into a miss.
+"""
+from __future__ import annotations
+
+import argparse
+import html
+import json
+import re
+import sys
+import unicodedata
+from dataclasses import dataclass
+from pathlib import Path
+
+from bs4 import BeautifulSoup, Tag
+from bs4.element import Comment
+
+KINDS = ("paraphrase", "exact", "table", "code", "context", "unanswerable")
+SPLITS = ("dev", "test")
+MIN_EVIDENCE_WORDS, MAX_EVIDENCE_WORDS = 4, 20
+_REQUIRED = {"id": str, "question": str, "doc": (str, type(None)),
+             "section": (str, type(None)), "evidence": (str, type(None)), "kind": str}
+_HEADINGS = {f"h{level}": level for level in range(1, 7)}
+_WHITESPACE = re.compile(r"\s+")
+
+
+class GoldenError(ValueError):
+    """A golden-set line that cannot be read; the message names the file and the line."""
+
+
+@dataclass(frozen=True)
+class Question:
+    """One golden question and where its answer lives in the corpus.
+
+    `doc` is the page path relative to the corpus root, `section` the `id` of the innermost
+    section or heading that contains the answer, `evidence` a verbatim quote of 4-20 words.
+    All three are None for an unanswerable question, which the corpus does not answer at all.
+    """
+
+    id: str
+    question: str
+    doc: str | None
+    section: str | None
+    evidence: str | None
+    kind: str
+    split: str | None = None
+
+    @property
+    def answerable(self) -> bool:
+        """True when the corpus holds the answer (the question names a page)."""
+        return self.doc is not None
+
+
+def normalize(text: str) -> str:
+    """Return the one canonical form used both to validate evidence and to judge chunks.
+
+    It unescapes HTML entities, applies Unicode NFKC (so a no-break space or a ligature reads as
+    its plain form), case-folds, drops the Sphinx pilcrow "¶" and removes ALL whitespace.
+    Removing whitespace means that text a naive regex stripper spaced differently ("os . path"
+    against "os.path", a cell break against a space) still matches its quote: the judge measures
+    whether the right text was retrieved, not how it was formatted.
+    """
+    text = unicodedata.normalize("NFKC", html.unescape(text)).casefold()
+    return _WHITESPACE.sub("", text.replace("¶", ""))
+
+
+def _parse_record(line: str) -> Question:
+    """Turn one JSONL line into a Question, raising ValueError with the bare problem."""
+    try:
+        record = json.loads(line)
+    except json.JSONDecodeError as err:
+        raise ValueError(f"invalid JSON ({err.msg})") from None
+    if not isinstance(record, dict):
+        raise ValueError("a line must be a JSON object")
+    for name, types in _REQUIRED.items():
+        if name not in record:
+            raise ValueError(f"missing field '{name}'")
+        if not isinstance(record[name], types):
+            raise ValueError(f"field '{name}' has the wrong type ({type(record[name]).__name__})")
+    if record["kind"] not in KINDS:
+        raise ValueError(f"kind '{record['kind']}' is not one of {', '.join(KINDS)}")
+    split = record.get("split")
+    if split is not None and split not in SPLITS:
+        raise ValueError(f"split '{split}' is not one of {', '.join(SPLITS)}")
+    return Question(**{name: record[name] for name in _REQUIRED}, split=split)
+
+
+def _check_question(q: Question) -> list[str]:
+    """Problems in one question that need no corpus: nulls that must agree, quote length."""
+    located = (q.doc, q.section, q.evidence)
+    if q.kind == "unanswerable":
+        return [] if located == (None, None, None) else [
+            "an unanswerable question must have doc, section and evidence all null"]
+    if None in located:
+        return [f"a '{q.kind}' question needs doc, section and evidence (none may be null)"]
+    words = len(q.evidence.split())
+    if not MIN_EVIDENCE_WORDS <= words <= MAX_EVIDENCE_WORDS:
+        return [f"evidence has {words} words; it must have "
+                f"{MIN_EVIDENCE_WORDS}-{MAX_EVIDENCE_WORDS}"]
+    return []
+
+
+def _numbered_lines(path: Path):
+    """Yield (line number, text) for the non-blank lines of a JSONL file."""
+    with path.open(encoding="utf-8") as handle:
+        for number, line in enumerate(handle, start=1):
+            if line.strip():
+                yield number, line
+
+
+def load_golden(path: str | Path, *, split: str | None = None) -> list[Question]:
+    """Read a golden JSONL file, optionally keeping one split ("dev" or "test").
+
+    A malformed line raises GoldenError naming the file, the line number and the problem, so a
+    typo fails loudly instead of quietly dropping a question. Questions without a split belong
+    to every split: a learner's own golden file need not be divided at all.
+    """
+    if split is not None and split not in SPLITS:
+        raise ValueError(f"split must be one of {', '.join(SPLITS)} or None, not {split!r}")
+    path, questions, seen = Path(path), [], set()
+    for number, line in _numbered_lines(path):
+        try:
+            q = _parse_record(line)
+            problems = _check_question(q) + (["duplicate id"] if q.id in seen else [])
+            if problems:
+                raise ValueError(problems[0])
+        except ValueError as err:
+            raise GoldenError(f"{path.name}:{number}: {err}") from None
+        seen.add(q.id)
+        questions.append(q)
+    return [q for q in questions if split is None or q.split in (None, split)]
+
+
+def _load_soup(path: Path) -> BeautifulSoup:
+    """Parse a page and drop script and style, whose text no reader ever sees."""
+    soup = BeautifulSoup(path.read_bytes(), "lxml")
+    for tag in soup(["script", "style"]):
+        tag.decompose()
+    return soup
+
+
+def _text_of(node) -> str:
+    """Visible text of a tag or a bare string; comments are not visible."""
+    if isinstance(node, Tag):
+        return node.get_text(" ")
+    return "" if isinstance(node, Comment) else str(node)
+
+
+def section_text(soup: BeautifulSoup, section_id: str) -> str | None:
+    """Return the visible text of the section with this id, or None when no element has it.
+
+    An id on a heading stands for the section the heading opens: its parent <section> if it
+    has one, else the heading and its following siblings up to the next heading of the same
+    or a higher level (older HTML has flat headings, not nested sections).
+    """
+    element = soup.find(id=section_id)
+    if element is None:
+        return None
+    level = _HEADINGS.get(element.name)
+    if level is None:
+        return _text_of(element)
+    if element.parent is not None and element.parent.name == "section":
+        return _text_of(element.parent)
+    parts = [_text_of(element)]
+    for sibling in element.next_siblings:
+        if isinstance(sibling, Tag) and _HEADINGS.get(sibling.name, 99) <= level:
+            break
+        parts.append(_text_of(sibling))
+    return " ".join(parts)
+
+
+def _check_in_corpus(q: Question, corpus_dir: Path, soups: dict) -> list[str]:
+    """Problems with where a question says its answer is: page, section id, quote."""
+    page = corpus_dir / q.doc
+    if q.doc not in soups:
+        soups[q.doc] = _load_soup(page) if page.is_file() else None
+    if soups[q.doc] is None:
+        return [f"doc '{q.doc}' not found under {corpus_dir}"]
+    text = section_text(soups[q.doc], q.section)
+    if text is None:
+        return [f"no element with id '{q.section}' in {q.doc}"]
+    if normalize(q.evidence) not in normalize(text):
+        return [f"evidence not found in section '{q.section}' of {q.doc}"]
+    return []
+
+
+def validate_golden(path: str | Path, corpus_dir: str | Path) -> list[str]:
+    """Check a golden file against the corpus and return one message per problem found.
+
+    Checks each line for valid JSON, required fields and types, a known kind and split, a
+    unique id, a 4-20 word quote, nulls that agree with the kind, and that the quote occurs
+    (after `normalize`) in the visible text of the named section of the named page. Messages
+    read "golden.jsonl:17: evidence not found in section 'x' of y.html"; an empty list means
+    the file is valid. Pages are parsed once per call.
+    """
+    path, corpus_dir = Path(path), Path(corpus_dir)
+    errors, seen, soups = [], set(), {}
+    for number, line in _numbered_lines(path):
+        try:
+            q = _parse_record(line)
+        except ValueError as err:
+            errors.append(f"{path.name}:{number}: {err}")
+            continue
+        problems = [f"duplicate id '{q.id}'"] if q.id in seen else []
+        seen.add(q.id)
+        problems += _check_question(q)
+        if not problems and q.answerable:
+            problems = _check_in_corpus(q, corpus_dir, soups)
+        errors += [f"{path.name}:{number}: {problem}" for problem in problems]
+    return errors
+
+
+def validate_main(argv: list[str] | None = None) -> int:
+    """Command `python -m course_lib validate-golden FILE --corpus DIR`; exit 1 on any error."""
+    parser = argparse.ArgumentParser(
+        prog="python -m course_lib validate-golden",
+        description="Check a golden-set JSONL file against an HTML corpus.")
+    parser.add_argument("file", type=Path, help="golden-set JSONL file")
+    parser.add_argument("--corpus", type=Path, required=True, help="corpus root folder")
+    args = parser.parse_args(argv)
+    if not args.file.is_file():
+        print(f"{args.file}: no such file", file=sys.stderr)
+        return 2
+    errors = validate_golden(args.file, args.corpus)
+    for error in errors:
+        print(error)
+    count = sum(1 for _ in _numbered_lines(args.file))
+    print(f"{count} questions, {len(errors)} errors")
+    return 1 if errors else 0

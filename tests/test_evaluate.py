@@ -1,0 +1,318 @@
+"""Tests of judging and metrics on hand-made chunks; every expected number is worked by hand."""
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+
+from course_lib.evaluate import (RunResult, bootstrap_ci, by_kind, evaluate_rankings,
+                                 evaluate_retriever, is_relevant, paired_comparison, rank_hits,
+                                 score_gap, summary)
+from course_lib.golden import Question, normalize
+from course_lib.records import Chunk, Hit
+
+DT = "library/datetime.html"
+
+Q_TABLE = Question("qt", "Which directive is the day?", DT, "format-codes",
+                   "Day of the month as a zero-padded decimal number.", "table", "dev")
+Q_CODE = Question("qc", "How to join paths?", DT, "examples", 'os.path.join("a", "b")', "code")
+Q_FLAT = Question("qf", "Install on Windows?", "flat.html", "install",
+                  "Double click the setup file", "paraphrase")
+Q_NONE = Question("qn", "Capital of France?", None, None, None, "unanswerable")
+
+CHUNKS = [
+    Chunk("c0", DT, "The datetime module supplies classes.", section_id="module-datetime",
+          heading_path=("datetime",)),
+    Chunk("c1", DT, "%d  Day of the month\nas a   zero-padded decimal number.",
+          section_id="format-codes"),
+    Chunk("c2", DT, "os . path . join(&quot;a&quot;, &quot;b&quot;)"),   # naive: no section id
+    Chunk("c3", "other.html", "Day of the month as a zero-padded decimal number.",
+          section_id="format-codes"),                                   # right words, wrong page
+    Chunk("c4", DT, "%a Weekday as locale's abbreviated name.", section_id="format-codes"),
+    Chunk("c5", "flat.html", "Run the installer from a terminal.", section_id="install"),
+]
+
+
+# --- judging -----------------------------------------------------------------------------------
+
+def test_evidence_matches_through_whitespace_and_entities():
+    assert is_relevant(CHUNKS[1], Q_TABLE)
+    assert is_relevant(CHUNKS[2], Q_CODE)
+
+
+def test_section_id_matches_without_evidence():
+    assert normalize(Q_TABLE.evidence) not in normalize(CHUNKS[4].body)
+    assert is_relevant(CHUNKS[4], Q_TABLE)
+    assert is_relevant(CHUNKS[5], Q_FLAT)
+
+
+def test_wrong_doc_is_never_relevant_even_with_evidence_and_section():
+    assert not is_relevant(CHUNKS[3], Q_TABLE)
+
+
+def test_wrong_section_without_evidence_is_not_relevant():
+    assert not is_relevant(CHUNKS[0], Q_TABLE)
+    assert not is_relevant(CHUNKS[1], Q_CODE)
+
+
+def test_unanswerable_is_never_relevant():
+    assert not any(is_relevant(chunk, Q_NONE) for chunk in CHUNKS)
+
+
+def test_chunk_without_section_does_not_match_question_without_section():
+    q = Question("x", "q?", DT, None, "words that are nowhere here", "exact")
+    assert not is_relevant(CHUNKS[2], q)
+
+
+# --- ranking and ties --------------------------------------------------------------------------
+
+def test_rank_hits_sorts_by_score_then_index():
+    hits = [Hit(5, 0.5), Hit(2, 0.5), Hit(1, 0.9), Hit(0, 0.1)]
+    assert [h.index for h in rank_hits(hits)] == [1, 2, 5, 0]
+    assert [h.index for h in rank_hits(list(reversed(hits)))] == [1, 2, 5, 0]
+
+
+def test_ties_are_broken_by_chunk_index_not_input_order():
+    # c4 (relevant, by section) and c0 (not) tie; c0 has the lower index, so it ranks first.
+    run = evaluate_rankings([Q_TABLE], [[Hit(4, 0.7), Hit(0, 0.7)]], CHUNKS, name="tie")
+    assert run.results[0].ranked_ids == ("c0", "c4")
+    assert run.results[0].first_hit_rank == 2
+
+
+# --- metrics -----------------------------------------------------------------------------------
+
+@pytest.fixture
+def run() -> RunResult:
+    """qt: hit at rank 1; qc: hit at rank 3; qf: no hit; qn: unanswerable."""
+    rankings = [
+        [Hit(1, 0.9), Hit(0, 0.5)],
+        [Hit(0, 0.8), Hit(3, 0.6), Hit(2, 0.4)],
+        [Hit(0, 0.3)],
+        [Hit(4, 0.2), Hit(1, 0.1)],
+    ]
+    return evaluate_rankings([Q_TABLE, Q_CODE, Q_FLAT, Q_NONE], rankings, CHUNKS, name="base")
+
+
+def test_question_results(run):
+    first = run.results[0]
+    assert first.ranked_ids == ("c1", "c0") and first.scores == (0.9, 0.5)
+    assert first.top_score == 0.9 and first.top_chunk is CHUNKS[1]
+    assert [r.first_hit_rank for r in run.results] == [1, 3, None, None]
+    assert run.first_hit_ranks == [1, 3, None]
+
+
+def test_recall_and_mrr_by_hand(run):
+    assert run.recall_at(1) == pytest.approx(1 / 3)
+    assert run.recall_at(2) == pytest.approx(1 / 3)
+    assert run.recall_at(3) == pytest.approx(2 / 3)
+    assert run.recall_at(20) == pytest.approx(2 / 3)
+    assert run.mrr == pytest.approx((1 + 1 / 3 + 0) / 3)
+    np.testing.assert_allclose(run.hits_at(5), [1, 1, 0])
+    np.testing.assert_allclose(run.reciprocal_ranks(), [1, 1 / 3, 0])
+
+
+def test_recall_curve(run):
+    curve = run.recall_curve()
+    assert curve.shape == (20,)
+    np.testing.assert_allclose(curve[:4], [1 / 3, 1 / 3, 2 / 3, 2 / 3])
+    np.testing.assert_allclose(curve[19], 2 / 3)
+
+
+def test_mrr_is_cut_at_20():
+    hits = [Hit(i, 1.0 - i / 100) for i in range(25)]
+    chunks = [Chunk(f"n{i}", "x.html", "nothing") for i in range(25)]
+    chunks[21] = Chunk("n21", DT, "", section_id="format-codes")  # relevant only at rank 22
+    deep = evaluate_rankings([Q_TABLE], [hits], chunks, name="deep", k=25)
+    assert deep.results[0].first_hit_rank == 22
+    assert deep.mrr == 0.0
+    assert deep.recall_at(25) == 1.0
+
+
+def test_cut_at_k_hides_deeper_hits_and_refuses_deeper_metrics():
+    run = evaluate_rankings([Q_CODE], [[Hit(0, 0.8), Hit(3, 0.6), Hit(2, 0.4)]], CHUNKS,
+                            name="k2", k=2)
+    assert run.results[0].ranked_ids == ("c0", "c3")
+    assert run.results[0].first_hit_rank is None
+    assert run.recall_at(2) == 0.0
+    with pytest.raises(ValueError, match="k=5 is outside 1..2"):
+        run.recall_at(5)
+    with pytest.raises(ValueError):
+        run.mrr
+
+
+def test_empty_rankings_count_as_misses():
+    run = evaluate_rankings([Q_TABLE, Q_NONE], [[], []], CHUNKS, name="empty")
+    assert run.results[0].first_hit_rank is None
+    assert run.results[0].top_score is None and run.results[0].top_chunk is None
+    assert run.recall_at(5) == 0.0 and run.mrr == 0.0
+    assert score_gap(run) is None
+
+
+def test_all_unanswerable_gives_undefined_metrics():
+    run = evaluate_rankings([Q_NONE], [[Hit(0, 0.4)]], CHUNKS, name="none")
+    assert math.isnan(run.recall_at(5)) and math.isnan(run.mrr)
+    s = summary(run)
+    assert s["recall@5"] is None and s["mrr_ci"] == [None, None]
+    assert s["n_answerable"] == 0 and s["n_unanswerable"] == 1 and s["score_gap"] is None
+    json.dumps(s, allow_nan=False)
+
+
+def test_ranking_count_and_index_are_checked():
+    with pytest.raises(ValueError, match="1 rankings for 2 questions"):
+        evaluate_rankings([Q_TABLE, Q_CODE], [[]], CHUNKS, name="x")
+    with pytest.raises(IndexError):
+        evaluate_rankings([Q_TABLE], [[Hit(99, 1.0)]], CHUNKS, name="x")
+    with pytest.raises(IndexError):
+        evaluate_rankings([Q_TABLE], [[Hit(-1, 1.0)]], CHUNKS, name="x")
+
+
+def test_score_gap(run):
+    # answerable tops 0.9, 0.8, 0.3 -> mean 2/3; unanswerable top 0.2
+    assert score_gap(run) == pytest.approx(2 / 3 - 0.2)
+
+
+def test_summary(run):
+    s = summary(run)
+    assert s["name"] == "base"
+    assert s["recall@5"] == pytest.approx(2 / 3) and s["recall@20"] == pytest.approx(2 / 3)
+    assert s["mrr"] == pytest.approx(4 / 9)
+    assert s["recall@5_ci"][0] <= s["recall@5"] <= s["recall@5_ci"][1]
+    assert 0.0 <= s["mrr_ci"][0] <= s["mrr"] <= s["mrr_ci"][1] <= 1.0
+    assert (s["n_answerable"], s["n_unanswerable"]) == (3, 1)
+    assert s["score_gap"] == pytest.approx(2 / 3 - 0.2)
+    assert json.loads(json.dumps(s, allow_nan=False)) == s
+
+
+def test_by_kind(run):
+    kinds = by_kind(run)
+    assert list(kinds) == ["paraphrase", "table", "code", "unanswerable"]
+    assert kinds["table"] == {"n": 1, "hit@5": 1, "hit@20": 1, "miss@20": 0,
+                              "recall@5": 1.0, "recall@20": 1.0}
+    assert kinds["paraphrase"]["miss@20"] == 1 and kinds["paraphrase"]["recall@5"] == 0.0
+    assert kinds["unanswerable"] == {"n": 1, "hit@5": 0, "hit@20": 0, "miss@20": 0,
+                                     "recall@5": None, "recall@20": None}
+
+
+class FakeRetriever:
+    """Returns fixed hits per query and records how it was called."""
+
+    def __init__(self, answers: dict[str, list[Hit]]):
+        self.chunks, self.answers, self.calls = CHUNKS, answers, []
+
+    def search(self, query: str, *, k: int) -> list[Hit]:
+        self.calls.append((query, k))
+        return self.answers[query][:k]
+
+
+def test_evaluate_retriever():
+    retriever = FakeRetriever({Q_TABLE.question: [Hit(0, 0.9), Hit(4, 0.8)],
+                               Q_NONE.question: [Hit(2, 0.5)]})
+    run = evaluate_retriever(retriever, [Q_TABLE, Q_NONE], name="fake", k=7, progress=False)
+    assert retriever.calls == [(Q_TABLE.question, 7), (Q_NONE.question, 7)]
+    assert run.name == "fake" and run.k == 7
+    assert [r.first_hit_rank for r in run.results] == [2, None]
+    assert run.recall_at(1) == 0.0 and run.recall_at(2) == 1.0
+
+
+# --- bootstrap ---------------------------------------------------------------------------------
+
+def test_bootstrap_ci_contains_mean_and_is_deterministic():
+    values = [1.0] * 50 + [0.0] * 50
+    mean, lo, hi = bootstrap_ci(values, seed=3)
+    assert mean == 0.5
+    assert lo < 0.5 < hi
+    # The normal approximation gives 0.5 +- 1.96 * 0.05 = [0.402, 0.598].
+    assert lo == pytest.approx(0.40, abs=0.03) and hi == pytest.approx(0.60, abs=0.03)
+    assert bootstrap_ci(values, seed=3) == (mean, lo, hi)
+    assert bootstrap_ci(values, seed=4) != (mean, lo, hi)
+
+
+def test_bootstrap_ci_confidence_widens_interval():
+    values = np.arange(40) % 3 == 0
+    _, lo90, hi90 = bootstrap_ci(values, confidence=0.90)
+    _, lo99, hi99 = bootstrap_ci(values, confidence=0.99)
+    assert lo99 < lo90 and hi90 < hi99
+
+
+def test_bootstrap_ci_constant_and_empty():
+    assert bootstrap_ci([0.25, 0.25, 0.25]) == (0.25, 0.25, 0.25)
+    assert all(math.isnan(x) for x in bootstrap_ci([]))
+
+
+# --- paired comparison -------------------------------------------------------------------------
+
+def make_run(name: str, ranks: list[int | None], *, order=None) -> RunResult:
+    """A run over questions p0..pN whose relevant chunk sits at the given rank (None = absent)."""
+    chunks = [Chunk("rel", DT, "", section_id="s")] + [
+        Chunk(f"x{i}", "x.html", "nothing") for i in range(20)]
+    questions = [Question(f"p{i}", f"q{i}", DT, "s", "four words of evidence", "exact")
+                 for i in range(len(ranks))]
+    rankings = []
+    for rank in ranks:
+        filler = list(range(1, 21))
+        if rank is not None:
+            filler.insert(rank - 1, 0)
+        rankings.append([Hit(index, 1.0 - pos / 100) for pos, index in enumerate(filler[:20])])
+    order = order or range(len(ranks))
+    return evaluate_rankings([questions[i] for i in order], [rankings[i] for i in order],
+                             chunks, name=name)
+
+
+def test_make_run_places_hits_where_asked():
+    assert make_run("r", [1, 4, None]).first_hit_ranks == [1, 4, None]
+
+
+def test_paired_comparison_of_identical_runs():
+    a = make_run("a", [1, 3, None, 7, 2])
+    c = paired_comparison(a, make_run("b", [1, 3, None, 7, 2]))
+    assert (c.delta, c.lo, c.hi, c.p_value) == (0.0, 0.0, 0.0, 1.0)
+    assert (c.name_a, c.name_b, c.metric, c.n) == ("a", "b", "recall@5", 5)
+    assert c.value_a == c.value_b == pytest.approx(0.6)
+
+
+def test_paired_comparison_of_clearly_better_run():
+    a, b = make_run("a", [None] * 30), make_run("b", [1] * 30)
+    c = paired_comparison(a, b)
+    assert c.delta == 1.0 and c.lo == 1.0 and c.hi == 1.0
+    # All 30 flips agree only with probability 2 / 2**30: in practice just the observed one.
+    assert c.p_value == pytest.approx(1 / 10001)
+    reverse = paired_comparison(b, a)
+    assert reverse.delta == -1.0 and reverse.p_value == pytest.approx(1 / 10001)
+
+
+def test_paired_comparison_one_discordant_pair_is_no_evidence():
+    # With a single non-zero difference every sign flip is as extreme as the observed one.
+    c = paired_comparison(make_run("a", [None, 1, 1]), make_run("b", [1, 1, 1]))
+    assert c.delta == pytest.approx(1 / 3) and c.p_value == 1.0
+
+
+def test_paired_comparison_two_discordant_pairs():
+    # Two equal differences: |mean| is as large as observed when both signs agree, p = 1/2.
+    c = paired_comparison(make_run("a", [None, None, 2, 2]), make_run("b", [1, 1, 2, 2]),
+                          metric="mrr")
+    assert c.delta == pytest.approx(0.5)
+    assert c.p_value == pytest.approx(0.5, abs=0.02)
+
+
+def test_paired_comparison_matches_by_id_and_supports_metrics():
+    ranks_a, ranks_b = [1, None, 6, 2], [2, 1, 1, None]
+    a = make_run("a", ranks_a)
+    b = make_run("b", ranks_b, order=[3, 1, 0, 2])   # same questions, another order
+    assert paired_comparison(a, b, metric="recall@1").delta == pytest.approx((2 - 1) / 4)
+    assert paired_comparison(a, b, metric="RECALL@5").delta == pytest.approx((3 - 2) / 4)
+    mrr_a, mrr_b = (1 + 0 + 1 / 6 + 1 / 2) / 4, (1 / 2 + 1 + 1 + 0) / 4
+    assert paired_comparison(a, b, metric="mrr").delta == pytest.approx(mrr_b - mrr_a)
+
+
+def test_paired_comparison_is_deterministic_under_seed():
+    a, b = make_run("a", [1, None, 3, None, 9, 1]), make_run("b", [1, 2, 1, 4, None, 1])
+    assert paired_comparison(a, b, seed=5) == paired_comparison(a, b, seed=5)
+
+
+def test_paired_comparison_rejects_different_questions_and_metrics():
+    with pytest.raises(ValueError, match="cover different questions"):
+        paired_comparison(make_run("a", [1, 2]), make_run("b", [1, 2, 3]))
+    with pytest.raises(ValueError, match="unknown metric"):
+        paired_comparison(make_run("a", [1]), make_run("b", [1]), metric="ndcg")
