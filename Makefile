@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 export HF_HUB_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: setup lab course test unit notebooks check clean-cache
+.PHONY: setup lab course readme test unit notebooks check clean-cache
 
 setup: $(STAMP)
 
@@ -24,6 +24,10 @@ lab: setup
 ## course: run every notebook top to bottom in place, then summarise what each lesson measured
 course: setup
 	$(PY) scripts/run_notebooks.py notebooks/
+
+## readme: copy the runtimes `make course` measured into the README's lesson table
+readme: setup
+	$(PY) scripts/update_readme.py
 
 ## test: unit, property and data tests, then every notebook under nbval
 test: setup unit notebooks

@@ -1,0 +1,32 @@
+"""The helper scripts: README runtimes come from recorded runs, notebooks from percent scripts."""
+import importlib.util
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _load(name):
+    spec = importlib.util.spec_from_file_location(name, ROOT / "scripts" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_readme_runtimes_come_from_records_and_stay_empty_without_one():
+    update_readme = _load("update_readme")
+    text = ("intro\n<!-- lessons:start -->\n| # | notebook | change | runtime |\n|---|---|---|---|\n"
+            "| 00 | [a](notebooks/00_a.ipynb) | x | |\n| 01 | [b](notebooks/01_b.ipynb) | y | 9 s |\n"
+            "<!-- lessons:end -->\n| 07 | [c](notebooks/07_c.ipynb) | z | |\n")
+    out = update_readme.update(text, {"00_a": {"runtime_s": 24.1}, "07_c": {"runtime_s": 5}})
+    assert "| 00 | [a](notebooks/00_a.ipynb) | x | 24 s |" in out
+    assert "| 01 | [b](notebooks/01_b.ipynb) | y | |" in out
+    assert out.endswith("| 07 | [c](notebooks/07_c.ipynb) | z | |\n")  # outside the markers
+
+
+def test_long_runtimes_are_shown_in_minutes():
+    assert _load("update_readme").runtime_cell(300) == " 5 min "
+
+
+def test_percent_script_becomes_markdown_and_code_cells():
+    cells = _load("notebook_from_py").cells_from_script("# %% [markdown]\n# # Title\n# text\n\n# %%\nx = 1\n")
+    assert [(c.cell_type, c.source) for c in cells] == [("markdown", "# Title\ntext"), ("code", "x = 1")]
