@@ -215,21 +215,25 @@ def embed(
     encoder = load_embedder(model)
     keys = [text_key(t) for t in texts]
     cache = open_cache(model_id(model) + f"|normalize={normalize}") if use_cache else None
-    first_index: dict[str, int] = {}
-    for i, k in enumerate(keys):
-        first_index.setdefault(k, i)
-    missing = [i for k, i in first_index.items() if cache is None or cache.get(k) is None]
-    if missing:
+    known: dict[str, np.ndarray] = {}
+    todo: dict[str, str] = {}  # each distinct text once, in first-seen order
+    for key, text in zip(keys, texts):
+        vector = cache.get(key) if cache is not None else None
+        if vector is not None:
+            known[key] = vector
+        else:
+            todo.setdefault(key, text)
+    if todo:
         fresh = encoder.encode(
-            [texts[i] for i in missing],
+            list(todo.values()),
             batch_size=batch_size,
             normalize_embeddings=normalize,
             convert_to_numpy=True,
-            show_progress_bar=progress and len(missing) > 64,
-        )
+            show_progress_bar=progress and len(todo) > 64,
+        ).astype(np.float32)
+        known.update(zip(todo, fresh))
         if cache is not None:
-            cache.put_many([keys[i] for i in missing], fresh)
-    if cache is None:
-        return np.asarray(fresh, dtype=np.float32)
-    dim = encoder.get_embedding_dimension()
-    return np.stack([cache.get(k) for k in keys]) if keys else np.zeros((0, dim), np.float32)
+            cache.put_many(list(todo), fresh)
+    if not keys:
+        return np.zeros((0, encoder.get_embedding_dimension()), np.float32)
+    return np.stack([known[k] for k in keys])

@@ -108,3 +108,10 @@ def test_many_small_shards_are_compacted_on_load(private_cache, monkeypatch):
     assert len(list(reloaded.folder.glob("*.npz"))) == 1
     assert len(reloaded) == models.EmbeddingCache.max_shards + 3
     assert np.array_equal(models.EmbeddingCache(key).get("k7"), np.full(2, 7, np.float32))
+
+
+def test_duplicates_get_one_row_each_with_or_without_the_cache(private_cache):
+    for use_cache in (False, True):
+        vectors = models.embed(["a", "a", "b"], use_cache=use_cache, progress=False)
+        assert vectors.shape == (3, 384)
+        assert np.array_equal(vectors[0], vectors[1]) and not np.array_equal(vectors[0], vectors[2])

@@ -1,0 +1,133 @@
+"""Token counting with the bundled MiniLM's real tokenizer, and the silent-truncation demo."""
+from __future__ import annotations
+
+import logging
+
+import pytest
+
+from course_lib.tokens import TokenCounter, WordCounter, chars_per_token, get_counter, truncation_demo
+
+PROSE = (
+    "A Python decorator wraps a function to add behaviour before or after it runs. "
+    "Decorators are applied with the at sign above the definition, and can be stacked. "
+)
+
+
+@pytest.fixture(scope="module")
+def counter() -> TokenCounter:
+    return get_counter()
+
+
+def test_count_includes_special_tokens(counter):
+    assert counter.count("hello world") == 4  # [CLS] hello world [SEP]
+    assert counter.count("") == 2
+    assert counter.special_tokens == 2
+    assert counter("Tokenization") == 4  # token ##ization, plus the two specials
+    assert counter.count("os.path.join(a, b)") == 12
+
+
+def test_limit_is_the_models_not_the_tokenizers(counter):
+    # The trap: the tokenizer claims 512, the embedder reads 256.
+    assert counter.tokenizer_claim == 512
+    assert counter.limit == 256
+
+
+def test_count_many_matches_count_and_keeps_order(counter):
+    texts = ["hello world", "def f(x):\n    return x + 1", "hello world", PROSE * 30]
+    fresh = TokenCounter()
+    assert fresh.count_many(texts) == [counter.count(t) for t in texts]
+    assert fresh.count_many(texts)[:3] == [4, 12, 4]
+    assert fresh.count_many(texts)[3] > 512  # never truncated
+
+
+def test_long_text_counts_without_the_512_warning():
+    # transformers logs the warning on its own logger (which does not propagate), so listen there.
+    records: list[logging.LogRecord] = []
+    handler = logging.Handler()
+    handler.emit = records.append  # type: ignore[method-assign]
+    logger = logging.getLogger("transformers")
+    logger.addHandler(handler)
+    try:
+        fresh = TokenCounter()
+        long_text = PROSE * 20
+        assert fresh.count(long_text) > 512
+        assert not [r for r in records if "longer than the specified maximum" in r.getMessage()]
+        # The same text through the raw tokenizer does warn: the check above is not vacuous.
+        fresh.tokenizer(long_text)
+        assert [r for r in records if "longer than the specified maximum" in r.getMessage()]
+    finally:
+        logger.removeHandler(handler)
+
+
+def test_over_limit_returns_indices(counter):
+    texts = ["short", PROSE * 10, "also short", PROSE * 2]
+    assert counter.count(PROSE * 2) < 256 < counter.count(PROSE * 10)
+    assert counter.over_limit(texts) == [1]
+    assert counter.over_limit(texts, limit=10) == [1, 3]
+
+
+@pytest.mark.parametrize("n", [0, 1, 2, 3, 4, 10, 57, 256])
+def test_truncate_keeps_a_prefix_of_the_original(counter, n):
+    text = "Tokenization of os.path in Python 3.11 is GREAT. " * 40
+    head = counter.truncate(text, n)
+    assert text.startswith(head)  # original characters, not a lower-cased decode
+    assert counter.count(head) <= max(n, 2)
+    if n > 2:
+        assert counter.count(head) == n  # every kept token is used
+
+
+def test_truncate_examples(counter):
+    assert counter.truncate("Tokenization is hard", 3) == "Token"
+    assert counter.truncate("Tokenization is hard", 4) == "Tokenization"
+    assert counter.truncate("Tokenization is hard", 2) == ""
+    assert counter.truncate("hello world", 256) == "hello world"
+
+
+def test_chars_per_token():
+    counter = get_counter()
+    assert chars_per_token(["hello world"], counter=counter) == pytest.approx(11 / 2)
+    assert chars_per_token(["def f(x):\n    return x + 1"], counter=counter) == pytest.approx(26 / 10)
+    assert chars_per_token(["a b c"], counter=WordCounter()) == pytest.approx(5 / 3)
+
+
+def test_word_counter():
+    words = WordCounter(limit=10)
+    assert words.count("a b  c\nd") == 6
+    assert words.count_many(["", "x"]) == [2, 3]
+    assert words.limit == 10
+
+
+def test_silent_truncation_of_a_long_text(counter):
+    long_text = PROSE * 12
+    assert counter.count(long_text) > 300
+    unrelated = "Boil the pasta in salted water and serve it with tomato sauce. " * 20
+    assert truncation_demo(long_text, replacement=unrelated) > 0.999
+    assert truncation_demo(long_text) > 0.999
+
+
+def test_the_window_is_exactly_the_limit_special_tokens_included():
+    # Keeping 256 tokens keeps all the model reads; keeping 255 lets one token of the tail in.
+    long_text = PROSE * 12
+    unrelated = "Boil the pasta in salted water and serve it with tomato sauce. " * 20
+    assert truncation_demo(long_text, keep=256, replacement=unrelated) > 0.99999
+    assert truncation_demo(long_text, keep=255, replacement=unrelated) < 0.999
+
+
+def test_a_change_inside_the_window_is_seen():
+    short = "Python decorators wrap a function to add behaviour before or after it runs."
+    assert truncation_demo(short) > 0.999  # nothing past the limit: nothing changes
+    changed = truncation_demo(short, keep=6, replacement="Boil the pasta in salted water.")
+    assert changed < 0.99
+
+
+def test_count_many_beyond_the_cache_size():
+    small = TokenCounter(cache_size=2)
+    texts = ["hello world", "Tokenization", "os.path.join(a, b)", "hello world"]
+    assert small.count_many(texts) == [4, 4, 12, 4]
+    assert len(small._cache) == 2
+
+
+def test_truncate_without_offsets_gives_the_same_prefix(counter):
+    text = "Tokenization of os.path in Python 3.11 is GREAT. " * 10
+    for n in (2, 5, 40):
+        assert counter._truncate_by_search(text, n) == counter.truncate(text, n)
