@@ -7,7 +7,6 @@ learners who are online: pass `name="BAAI/bge-small-en-v1.5"`.
 from __future__ import annotations
 
 import hashlib
-import os
 import re
 from functools import lru_cache
 from pathlib import Path
@@ -61,7 +60,7 @@ def _load_error(name: str, err: Exception) -> ModelLoadError:
 def load_embedder(name: str | None = None, *, device: str = "cpu"):
     """Load a SentenceTransformer embedder by name or folder (default: the bundled MiniLM).
 
-    Local models load with HF_HUB_OFFLINE=1 so that nothing touches the network; cached per
+    Local models load with `local_files_only` so that nothing touches the network; cached per
     process, because loading takes seconds and every lesson embeds many times.
     """
     return _load_embedder(resolve_model(name), name or DEFAULT_EMBEDDER, device)
@@ -74,10 +73,9 @@ def _load_embedder(resolved: tuple[str, bool], label: str, device: str):
 
     transformers_logging.disable_progress_bar()  # "Loading weights" bars would clutter every lesson
     target, local = resolved
-    if local:
-        os.environ["HF_HUB_OFFLINE"] = "1"
     try:
-        return SentenceTransformer(target, device=device)
+        # A local folder never needs the hub; saying so avoids retries against a network we lack.
+        return SentenceTransformer(target, device=device, local_files_only=local)
     except Exception as err:  # noqa: BLE001 - any failure gets the same actionable message
         raise _load_error(label, err) from err
 
@@ -91,10 +89,8 @@ def load_tokenizer(name: str | None = None):
     from transformers import AutoTokenizer
 
     target, local = resolve_model(name)
-    if local:
-        os.environ["HF_HUB_OFFLINE"] = "1"
     try:
-        return AutoTokenizer.from_pretrained(target)
+        return AutoTokenizer.from_pretrained(target, local_files_only=local)
     except Exception as err:  # noqa: BLE001
         raise _load_error(name or DEFAULT_EMBEDDER, err) from err
 

@@ -1,0 +1,419 @@
+"""Retrieval: dense search, BM25 with a code-aware tokenizer, rank fusion and metadata filters.
+
+Every retriever here has a chunk list and a `search(query, *, k, where)` that returns ranked
+`Hit`s, so a lesson swaps BM25 for dense search, or both for their fusion, by changing one line.
+Rankings are deterministic: equal scores are ordered by chunk index (see `rank_hits`).
+"""
+from __future__ import annotations
+
+import math
+import re
+import time
+from concurrent.futures import ThreadPoolExecutor
+from typing import Callable, Iterable, Literal, Protocol, Sequence
+
+import numpy as np
+from rank_bm25 import BM25Okapi
+
+from . import models
+from .records import Chunk, Hit
+
+Where = Callable[[Chunk], bool]
+
+
+class Retriever(Protocol):
+    """Anything with a chunk list and a ranked `search`; `where` keeps only chunks it accepts."""
+
+    chunks: list[Chunk]
+
+    def search(self, query: str, *, k: int = 20, where: Where | None = None) -> list[Hit]: ...
+
+
+def rank_hits(hits: Iterable[Hit]) -> list[Hit]:
+    """Sort hits by score, highest first, breaking ties by the lower chunk index.
+
+    Ties are common: fusion gives the same RRF score to two chunks at mirrored ranks, BM25 gives
+    the same score to duplicated chunks. Without a fixed rule their order, and so recall@k, could
+    change between runs; like standard IR tools, which break ties by document id, we use the
+    chunk's position in the index.
+    """
+    return sorted(hits, key=lambda hit: (-hit.score, hit.index))
+
+
+def top_k(scores: np.ndarray, k: int, *, mask: np.ndarray | None = None) -> list[Hit]:
+    """The best k entries of a score vector as ranked Hits, optionally only where `mask` is True.
+
+    `argpartition` finds the top k in linear time instead of sorting every chunk; every chunk tied
+    with the k-th score is kept before sorting, so which tied chunk makes the cut is decided by
+    `rank_hits`, not by the partition's arbitrary order.
+    """
+    candidates = np.flatnonzero(mask) if mask is not None else np.arange(len(scores))
+    if k <= 0 or candidates.size == 0:
+        return []
+    if candidates.size > k:
+        best = candidates[np.argpartition(-scores[candidates], k - 1)[:k]]
+        candidates = candidates[scores[candidates] >= scores[best].min()]
+    return rank_hits(Hit(int(i), float(scores[i])) for i in candidates)[:k]
+
+
+def where_mask(chunks: Sequence[Chunk], where: Where | None) -> np.ndarray | None:
+    """A boolean array of the chunks `where` accepts (None when there is no filter)."""
+    if where is None:
+        return None
+    return np.fromiter((bool(where(chunk)) for chunk in chunks), dtype=bool, count=len(chunks))
+
+
+# ---------------------------------------------------------------------------------------------
+# Metadata filters
+
+
+def make_filter(*, doc: str | None = None, path_prefix: str | None = None,
+                kinds: Iterable[str] | None = None) -> Where:
+    """A chunk predicate for `search(..., where=...)`: exact page, page-path prefix, block kinds.
+
+    Conditions combine with AND; `kinds` accepts a chunk holding ANY of the given block kinds
+    (e.g. {"code"} keeps every chunk with some code in it). A filter applied inside `search`
+    runs before the top-k cut, so a filtered search still returns k hits when k chunks pass.
+    """
+    wanted = frozenset(kinds) if kinds is not None else None
+
+    def accept(chunk: Chunk) -> bool:
+        return ((doc is None or chunk.doc == doc)
+                and (path_prefix is None or chunk.doc.startswith(path_prefix))
+                and (wanted is None or not wanted.isdisjoint(chunk.kinds)))
+
+    return accept
+
+
+def filter_hits(hits: Sequence[Hit], chunks: Sequence[Chunk], *, doc: str | None = None,
+                path_prefix: str | None = None, kinds: Iterable[str] | None = None) -> list[Hit]:
+    """Keep the hits whose chunk passes `make_filter(...)`, in their ranked order.
+
+    This filters AFTER retrieval, so it can return fewer than k hits; prefer `where=` in
+    `search`, and use this to show the difference or to filter a cached result list.
+    """
+    accept = make_filter(doc=doc, path_prefix=path_prefix, kinds=kinds)
+    return [hit for hit in hits if accept(chunks[hit.index])]
+
+
+# ---------------------------------------------------------------------------------------------
+# Dense retrieval
+
+
+class DenseRetriever:
+    """Cosine search over unit-normalised embeddings of `chunk.text`, as one NumPy dot product.
+
+    The chunk vectors come from `models.embed` (disk-cached) unless `vectors` are passed, e.g.
+    to compare models or to test. Queries go through `models.embed` too; `cache_queries=False`
+    skips its disk cache, which the latency lesson uses to show what that cache is worth.
+    """
+
+    name = "dense"
+
+    def __init__(self, chunks: Sequence[Chunk], *, model: str | None = None,
+                 vectors: np.ndarray | None = None, cache_queries: bool = True):
+        self.chunks = list(chunks)
+        self.model = model
+        self.cache_queries = cache_queries
+        if vectors is None:
+            vectors = models.embed([c.text for c in self.chunks], model=model)
+        self.vectors = np.asarray(vectors, dtype=np.float32)
+        if self.vectors.ndim != 2 or len(self.vectors) != len(self.chunks):
+            raise ValueError(f"expected one vector per chunk ({len(self.chunks)} rows), "
+                             f"got an array of shape {self.vectors.shape}")
+
+    def embed_query(self, query: str) -> np.ndarray:
+        """The query's unit vector, from the same model as the chunks."""
+        return models.embed([query], model=self.model, use_cache=self.cache_queries,
+                            progress=False)[0]
+
+    def search(self, query: str, *, k: int = 20, where: Where | None = None) -> list[Hit]:
+        """The k chunks most similar to the query (cosine = dot product of unit vectors)."""
+        scores = self.vectors @ self.embed_query(query).astype(np.float32)
+        return top_k(scores, k, mask=where_mask(self.chunks, where))
+
+
+# ---------------------------------------------------------------------------------------------
+# Tokenizers for BM25
+
+# Order matters: a format code or an option must be claimed before the word rule eats its letters.
+_TOKEN_RE = re.compile(
+    r"(?P<fmt>%(?:\(\w+\))?[-#0+]*\d*(?:\.\d+)?[A-Za-z])"  # %Y, %-d, %5.2f, %(asctime)s
+    r"|(?P<opt>(?<![\w-])--?[A-Za-z][\w-]*)"              # -X, --user (not the "-in" of built-in)
+    r"|(?P<word>\w+(?:\.\w+)*)"                           # words, snake_case, dotted.names, 3.11
+)
+# Pieces of one identifier segment: snake_case on "_", CamelCase on case changes; digits stay
+# attached (sha256, utf8, E501 are names, "256" alone is not).
+_PIECE_RE = re.compile(r"[A-Z]+\d*(?![a-z])|[A-Z]?[a-z]+\d*|\d+")
+
+
+def _parts(whole: str) -> list[str]:
+    """The findable parts of a dotted, snake_case or CamelCase name, lowercased."""
+    parts: list[str] = []
+    for segment in re.split(r"[.\-]+", whole):
+        parts.append(segment)
+        for piece in filter(None, segment.split("_")):
+            # Non-ASCII words (café, Straße) have no CamelCase convention to split on.
+            parts.extend(_PIECE_RE.findall(piece) if piece.isascii() else [piece])
+    return [p.lower() for p in parts if p.strip("_")]
+
+
+def code_aware_tokens(text: str) -> list[str]:
+    """Split text into BM25 terms that keep code findable whole AND by its parts.
+
+    `os.path.join` gives ["os.path.join", "os", "path", "join"], `__init__` gives
+    ["__init__", "init"], `--user` gives ["--user", "user"], `str.format()` gives
+    ["str.format", "str", "format"] (the call parentheses are dropped: docs write both forms),
+    `ThreadPoolExecutor` also gives "thread", "pool", "executor". Everything is lowercased
+    (PYTHONPATH, EEXIST and Path are matched whatever the case the user types) EXCEPT where case
+    is the meaning: format codes (`%Y` year with century vs `%y` without, `%M` minute vs `%m`
+    month) and single-dash options (`-X` vs `-x` are different interpreter options); those are
+    kept whole, with their case and without their one-letter part.
+    """
+    tokens: list[str] = []
+    for match in _TOKEN_RE.finditer(text):
+        kind, raw = match.lastgroup, match.group()
+        if kind == "fmt":
+            tokens.append(raw)
+            tokens.extend(p.lower() for p in re.findall(r"\((\w+)\)", raw))
+        elif kind == "opt" and not raw.startswith("--"):
+            tokens.append(raw)
+        else:
+            whole = raw.rstrip("-").lower()
+            tokens.append(whole)
+            tokens.extend(dict.fromkeys(p for p in _parts(raw.rstrip("-")) if p != whole))
+    return tokens
+
+
+def simple_tokens(text: str) -> list[str]:
+    """Lowercase runs of word characters: the usual BM25 tokenizer, shown for contrast.
+
+    It turns `os.path.join` into three unrelated words and `%Y` into "y", which is why plain BM25
+    is weak on code-heavy documentation.
+    """
+    return re.findall(r"\w+", text.lower())
+
+
+# ---------------------------------------------------------------------------------------------
+# BM25
+
+
+def okapi_idf(n_docs: int, doc_freq: int) -> float:
+    """Robertson-Sparck Jones idf as in rank_bm25's BM25Okapi: log((N - n + 0.5) / (n + 0.5)).
+
+    It is zero for a term in exactly half of the documents and NEGATIVE above half, so a
+    matching chunk can score lower than one that does not contain the term at all.
+    """
+    return math.log((n_docs - doc_freq + 0.5) / (doc_freq + 0.5))
+
+
+def lucene_idf(n_docs: int, doc_freq: int) -> float:
+    """Lucene's idf, log(1 + (N - n + 0.5) / (n + 0.5)): the same shape, but always positive."""
+    return math.log(1.0 + (n_docs - doc_freq + 0.5) / (doc_freq + 0.5))
+
+
+class LuceneBM25(BM25Okapi):
+    """rank_bm25's BM25Okapi with Lucene's always-positive idf instead of the epsilon floor.
+
+    BM25Okapi replaces negative idfs by `epsilon * average idf`; in a small collection (or one
+    where a word is on most pages, like a product name) that average can itself be tiny or
+    negative, so common-but-relevant terms count for nothing or count against a chunk.
+    """
+
+    def _calc_idf(self, nd: dict[str, int]) -> None:
+        self.idf = {word: lucene_idf(self.corpus_size, n) for word, n in nd.items()}
+        self.average_idf = sum(self.idf.values()) / len(self.idf) if self.idf else 0.0
+
+
+class BM25Retriever:
+    """BM25 over `chunk.text` with rank_bm25, tokenized with `code_aware_tokens` by default.
+
+    rank_bm25 builds the statistics (term frequencies, lengths, idf) once; scoring then walks a
+    posting list per query term, touching only the chunks that contain it, instead of
+    rank_bm25's `get_scores`, which loops in Python over every chunk for every term (same
+    numbers, see the tests). Only chunks sharing at least one term with the query are returned.
+    `idf="okapi"` restores rank_bm25's own idf, to show its pitfall (see `idf_table`).
+    """
+
+    name = "bm25"
+
+    def __init__(self, chunks: Sequence[Chunk], *,
+                 tokenizer: Callable[[str], list[str]] = code_aware_tokens,
+                 k1: float = 1.5, b: float = 0.75, idf: Literal["lucene", "okapi"] = "lucene"):
+        if not chunks:
+            raise ValueError("BM25Retriever needs at least one chunk")
+        if idf not in ("lucene", "okapi"):
+            raise ValueError(f"idf must be 'lucene' or 'okapi', not {idf!r}")
+        self.chunks = list(chunks)
+        self.tokenizer, self.k1, self.b, self.idf_kind = tokenizer, k1, b, idf
+        corpus = [tokenizer(c.text) for c in self.chunks]
+        engine = LuceneBM25 if idf == "lucene" else BM25Okapi
+        # Tokenized here, not by rank_bm25: its `tokenizer=` argument starts a process pool.
+        self.bm25 = engine(corpus, k1=k1, b=b)
+        postings: dict[str, tuple[list[int], list[int]]] = {}
+        for i, freqs in enumerate(self.bm25.doc_freqs):
+            for term, tf in freqs.items():
+                docs, tfs = postings.setdefault(term, ([], []))
+                docs.append(i)
+                tfs.append(tf)
+        self.postings = {term: (np.array(docs), np.array(tfs, dtype=float))
+                         for term, (docs, tfs) in postings.items()}
+        doc_len = np.array(self.bm25.doc_len, dtype=float)
+        # The length-normalised k1 of each chunk, computed once instead of per query term.
+        self._norm = k1 * (1 - b + b * doc_len / (self.bm25.avgdl or 1.0))
+
+    def doc_freq(self, term: str) -> int:
+        """In how many chunks the term occurs."""
+        return len(self.postings[term][0]) if term in self.postings else 0
+
+    def scores(self, query: str) -> tuple[np.ndarray, np.ndarray]:
+        """BM25 score of every chunk for the query, and which chunks share a term with it."""
+        scores = np.zeros(len(self.chunks))
+        matched = np.zeros(len(self.chunks), dtype=bool)
+        for term in self.tokenizer(query):  # a repeated query term counts again, as in rank_bm25
+            if term not in self.postings:
+                continue
+            docs, tf = self.postings[term]
+            scores[docs] += self.bm25.idf[term] * (tf * (self.k1 + 1) / (tf + self._norm[docs]))
+            matched[docs] = True
+        return scores, matched
+
+    def search(self, query: str, *, k: int = 20, where: Where | None = None) -> list[Hit]:
+        """The k best-scoring chunks among those that contain at least one query term."""
+        scores, matched = self.scores(query)
+        mask = where_mask(self.chunks, where)
+        return top_k(scores, k, mask=matched if mask is None else matched & mask)
+
+
+def idf_table(retriever: BM25Retriever, terms: Sequence[str]) -> list[dict]:
+    """One row per term: its document frequency and its idf under Okapi and under Lucene.
+
+    `okapi_used` is what rank_bm25's BM25Okapi actually uses: the raw idf, or, when that is
+    negative, epsilon (0.25) times the average raw idf of the whole vocabulary. Terms are looked
+    up as given, so pass them as the tokenizer emits them (lowercase, `%Y` kept).
+    """
+    n_docs = len(retriever.chunks)
+    raw = [okapi_idf(n_docs, len(docs)) for docs, _ in retriever.postings.values()]
+    floor = 0.25 * (sum(raw) / len(raw) if raw else 0.0)
+    rows = []
+    for term in terms:
+        n = retriever.doc_freq(term)
+        okapi = okapi_idf(n_docs, n)
+        rows.append({"term": term, "docs": n, "share": n / n_docs, "okapi_raw": okapi,
+                     "okapi_used": okapi if okapi >= 0 else floor,
+                     "lucene": lucene_idf(n_docs, n)})
+    return rows
+
+
+# ---------------------------------------------------------------------------------------------
+# Fusion
+
+
+def rrf(rankings: Sequence[Sequence[int]], *, k: int = 60) -> list[tuple[int, float]]:
+    """Reciprocal rank fusion: each list adds 1 / (k + rank + 1) to every id it ranks (rank from 0).
+
+    Exactly the seed article's function, returning (id, score) so the fused score can be shown.
+    Only ranks count, so BM25's unbounded scores and cosine similarities need no calibration;
+    k=60 (the value of the original paper) damps the difference between rank 1 and rank 5.
+    Ties are frequent (two ids at mirrored ranks of two lists) and broken by the lower id. The
+    terms are added with `math.fsum`, which rounds only once: with three lists a running `+=`
+    gives ranks (0, 6, 1) and (6, 1, 0) sums that differ in the last bit, so the tie would be
+    broken by rounding error instead of by id.
+    """
+    terms: dict[int, list[float]] = {}
+    for ranking in rankings:
+        for rank, doc_id in enumerate(ranking):
+            terms.setdefault(doc_id, []).append(1.0 / (k + rank + 1))
+    scores = {doc_id: math.fsum(parts) for doc_id, parts in terms.items()}
+    return sorted(scores.items(), key=lambda item: (-item[1], item[0]))
+
+
+def _normalized(hits: Sequence[Hit], how: str) -> dict[int, float]:
+    if how == "none" or not hits:
+        return {h.index: h.score for h in hits}
+    lo, hi = min(h.score for h in hits), max(h.score for h in hits)
+    # One candidate, or all equal: every one of them is this list's best, so each gets 1.
+    return {h.index: (h.score - lo) / (hi - lo) if hi > lo else 1.0 for h in hits}
+
+
+def weighted_fusion(hit_lists: Sequence[Sequence[Hit]], *, weights: Sequence[float],
+                    normalize: Literal["minmax", "none"] = "minmax") -> list[Hit]:
+    """Fuse by a weighted sum of scores, each list min-max scaled to [0, 1] over its candidates.
+
+    A chunk missing from a list gets 0 from it. Shown for contrast with RRF: the result hangs on
+    the weights and on the scaling (a list's worst candidate becomes 0 however good it was), and
+    `normalize="none"` shows what happens when BM25's scores (tens) meet cosines (below 1).
+    """
+    if len(weights) != len(hit_lists):
+        raise ValueError(f"{len(hit_lists)} hit lists but {len(weights)} weights")
+    terms: dict[int, list[float]] = {}
+    for hits, weight in zip(hit_lists, weights):
+        for index, score in _normalized(hits, normalize).items():
+            terms.setdefault(index, []).append(weight * score)
+    # fsum, as in `rrf`: equal sums must compare equal whatever the order of their terms.
+    return rank_hits(Hit(index, math.fsum(parts)) for index, parts in terms.items())
+
+
+class HybridRetriever:
+    """Runs several retrievers on the same chunks, concurrently, and fuses their rankings.
+
+    Each retriever returns its best `candidates` (at least k); `fusion="rrf"` fuses ranks with
+    `rrf_k`, `fusion="weighted"` fuses min-max scaled scores with `weights` (default equal).
+    The threads overlap because the dense side's torch and NumPy release the GIL (BM25's
+    posting walk is Python and holds it). `last_timings` holds the seconds of each retriever,
+    of the fusion and of the whole search, for the latency lesson.
+    """
+
+    def __init__(self, retrievers: Sequence[Retriever], *,
+                 fusion: Literal["rrf", "weighted"] = "rrf", rrf_k: int = 60,
+                 weights: Sequence[float] | None = None, candidates: int = 50,
+                 parallel: bool = True):
+        if not retrievers:
+            raise ValueError("HybridRetriever needs at least one retriever")
+        if fusion not in ("rrf", "weighted"):
+            raise ValueError(f"fusion must be 'rrf' or 'weighted', not {fusion!r}")
+        if fusion == "rrf" and weights is not None:
+            raise ValueError("weights apply to fusion='weighted'; RRF fuses ranks only")
+        sizes = {len(r.chunks) for r in retrievers}
+        if len(sizes) != 1:
+            raise ValueError(f"retrievers index different chunk lists (sizes {sorted(sizes)})")
+        self.retrievers = list(retrievers)
+        self.chunks = self.retrievers[0].chunks
+        self.fusion, self.rrf_k, self.candidates = fusion, rrf_k, candidates
+        self.parallel = parallel
+        count = len(self.retrievers)
+        self.weights = list(weights) if weights is not None else [1 / count] * count
+        if len(self.weights) != len(self.retrievers):
+            raise ValueError(f"{len(self.retrievers)} retrievers but {len(self.weights)} weights")
+        names = [getattr(r, "name", type(r).__name__) for r in self.retrievers]
+        # Two retrievers of one kind (e.g. two dense models) still get separate timings.
+        self.names = [n if names.count(n) == 1 else f"{n}#{i}" for i, n in enumerate(names)]
+        self.name = "+".join(names) + f" ({fusion})"
+        self.last_timings: dict[str, float] = {}
+        self._pool = ThreadPoolExecutor(len(retrievers)) if parallel else None
+
+    def _timed(self, retriever: Retriever, query: str, n: int, where: Where | None):
+        start = time.perf_counter()
+        hits = retriever.search(query, k=n, where=where)
+        return hits, time.perf_counter() - start
+
+    def search(self, query: str, *, k: int = 20, where: Where | None = None) -> list[Hit]:
+        """The k best chunks by fused score (the RRF or weighted score is each Hit's score)."""
+        start = time.perf_counter()
+        n = max(k, self.candidates)
+        if self._pool is not None:
+            futures = [self._pool.submit(self._timed, r, query, n, where) for r in self.retrievers]
+            results = [f.result() for f in futures]
+        else:
+            results = [self._timed(r, query, n, where) for r in self.retrievers]
+        fuse_start = time.perf_counter()
+        hit_lists = [hits for hits, _ in results]
+        if self.fusion == "rrf":
+            fused = [Hit(i, s) for i, s in rrf([[h.index for h in hits] for hits in hit_lists],
+                                                 k=self.rrf_k)]
+        else:
+            fused = weighted_fusion(hit_lists, weights=self.weights)
+        end = time.perf_counter()
+        self.last_timings = {name: seconds for name, (_, seconds) in zip(self.names, results)}
+        self.last_timings.update(fuse=end - fuse_start, total=end - start)
+        return fused[:k]
