@@ -217,3 +217,23 @@ def describe(reranker: Reranker) -> str:
                 f"load_reranker('/path/to/a/saved/cross-encoder').")
     return (f"Re-ranker: cross-encoder {reranker.name}. For the offline fallback: "
             f"load_reranker('{MAXSIM}').")
+
+
+class RerankingRetriever:
+    """A retriever whose first `top_n` results are re-ordered by a re-ranker.
+
+    Wraps any retriever (typically the hybrid one) so the evaluation harness and the command line
+    treat "fuse, then re-rank the shortlist" as one pipeline. Only the shortlist is returned (see
+    `rerank`), so ask for k <= top_n.
+    """
+
+    def __init__(self, base, reranker: Reranker, *, top_n: int = 30, batch_size: int = 32):
+        self.base, self.reranker = base, reranker
+        self.chunks = base.chunks
+        self.top_n, self.batch_size = top_n, batch_size
+        self.name = f"{getattr(base, 'name', 'retriever')} + {reranker.name}"
+
+    def search(self, query: str, *, k: int = 20, where=None) -> list[Hit]:
+        hits = self.base.search(query, k=max(k, self.top_n), where=where)
+        return rerank(self.reranker, query, hits, self.chunks, top_n=self.top_n,
+                      batch_size=self.batch_size)[:k]

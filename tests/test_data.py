@@ -42,3 +42,15 @@ def test_kind_mix_follows_the_plan(questions):
         assert shares[kind] == pytest.approx(0.20, abs=0.05)
     for kind in ("code", "context", "unanswerable"):
         assert shares[kind] == pytest.approx(0.10, abs=0.03)
+
+
+def test_golden_readme_counts_match_the_file(questions):
+    import re
+
+    readme = (GOLDEN_FILE.parent / "README.md").read_text()
+    rows = re.findall(r"^\| `(\w+)` \|.*\| (\d+) \| (\d+) \| (\d+) \|$", readme, re.M)
+    counts = Counter((q.kind, q.split) for q in questions)
+    assert {kind for kind, *_ in rows} == set(KINDS)
+    for kind, dev, test, total in rows:
+        assert (int(dev), int(test), int(total)) == (counts[kind, "dev"], counts[kind, "test"],
+                                                      counts[kind, "dev"] + counts[kind, "test"])
