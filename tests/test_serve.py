@@ -1,0 +1,116 @@
+"""Serving: caches with TTL, query normalisation, filters, stages, and prompt assembly."""
+import numpy as np
+import pytest
+
+from course_lib import models, serve
+from course_lib.records import Chunk, Hit
+
+
+def test_normalize_query_ignores_case_spacing_and_final_punctuation():
+    assert serve.normalize_query("  What is a   Decorator?? ") == "what is a decorator"
+    assert serve.normalize_query("os.path.join") == "os.path.join"
+
+
+def test_filter_key_is_order_independent():
+    assert serve.filter_key({"kinds": ["table", "code"], "doc": "a"}) == serve.filter_key({"doc": "a", "kinds": {"code", "table"}})
+    assert serve.filter_key(None) == ()
+
+
+def test_lru_evicts_the_least_recently_used_and_counts():
+    cache = serve.LRUCache(2)
+    cache.put("a", 1)
+    cache.put("b", 2)
+    assert cache.get("a") == 1
+    cache.put("c", 3)
+    assert cache.get("b") is None and cache.get("a") == 1 and cache.get("c") == 3
+    assert (cache.hits, cache.misses) == (3, 1)
+
+
+def test_ttl_cache_expires_entries():
+    now = [0.0]
+    cache = serve.TTLCache(10, ttl=60, clock=lambda: now[0])
+    cache.put("q", "result")
+    now[0] = 59
+    assert cache.get("q") == "result"
+    now[0] = 61
+    assert cache.get("q") is None
+    assert (cache.hits, cache.misses) == (1, 1)
+
+
+CHUNKS = [
+    Chunk("a#0", "a.html", "threads and locks", title="A", heading_path=("A", "Locks"), section_id="locks", kinds=("text",)),
+    Chunk("b#0", "b.html", "EEXIST error code", title="B", heading_path=("B",), kinds=("table",)),
+    Chunk("c#0", "c.html", "asyncio queues", title="C", heading_path=("C", "Queues"), kinds=("code",)),
+]
+VECTORS = np.eye(3, dtype=np.float32)
+
+
+@pytest.fixture
+def service(monkeypatch):
+    calls = []
+
+    def fake_embed(texts, **kwargs):
+        calls.append(list(texts))
+        return np.array([[1.0, 0.0, 0.0] if "lock" in t else [0.0, 0.0, 1.0] for t in texts], np.float32)
+
+    monkeypatch.setattr(models, "embed", fake_embed)
+    service = serve.SearchService(CHUNKS, vectors=VECTORS, candidates=3)
+    service.calls = calls
+    return service
+
+
+def test_search_fuses_both_retrievers_and_times_each_stage(service):
+    answer = service.search("how do locks work", k=3)
+    assert answer.hits[0].index == 0 and not answer.cached
+    assert set(serve.STAGES) | {"total"} == set(answer.timings)
+
+
+def test_a_repeated_query_is_served_from_the_result_cache(service):
+    first = service.search("How do locks work?", k=2)
+    again = service.search("how do locks   work", k=2)
+    assert again.cached and again.hits == first.hits
+    assert service.calls == [["How do locks work?"]]
+
+
+def test_different_filters_are_different_cache_entries(service):
+    service.search("locks", k=2)
+    filtered = service.search("locks", k=2, filters={"kinds": ["code"]})
+    assert not filtered.cached and [h.index for h in filtered.hits] == [2]
+
+
+def test_expired_results_are_recomputed_but_the_query_vector_is_reused(service):
+    now = [0.0]
+    service.results = serve.TTLCache(10, ttl=5, clock=lambda: now[0])
+    service.search("locks", k=2)
+    now[0] = 10
+    assert not service.search("locks", k=2).cached
+    assert service.calls == [["locks"]]  # the query-embedding cache still had it
+
+
+def test_parallel_and_sequential_give_the_same_ranking(monkeypatch, service):
+    sequential = serve.SearchService(CHUNKS, vectors=VECTORS, candidates=3, parallel=False)
+    assert sequential.search("error code", k=3).hits == service.search("error code", k=3).hits
+
+
+def test_the_reranker_reorders_the_shortlist(service):
+    class ByLength:
+        name = "length"
+
+        def score(self, query, chunks, *, batch_size=32):
+            return np.array([len(c.body) for c in chunks], float)
+
+    service.reranker = ByLength()
+    hits = service.search("locks", k=3).hits
+    assert [h.index for h in hits] == [0, 1, 2] and hits[0].score == len("threads and locks")
+
+
+def test_prompt_numbers_sources_with_heading_path_and_url():
+    prompt = serve.build_prompt("How do locks work?", [Hit(0, 1.0), Hit(2, 0.5), Hit(1, 0.1)], CHUNKS, max_chunks=2)
+    assert "[1] A > Locks\nhttps://docs.python.org/3.11/a.html#locks\n\nthreads and locks" in prompt
+    assert "[2] C > Queues\nhttps://docs.python.org/3.11/c.html\n\nasyncio queues" in prompt
+    assert "EEXIST" not in prompt and prompt.endswith("Question: How do locks work?\nAnswer:")
+
+
+def test_no_llm_call_without_a_key(monkeypatch):
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    assert serve.ask_llm("prompt") is None
