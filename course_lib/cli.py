@@ -5,6 +5,9 @@
     evaluate [--corpus DIR] [--golden FILE] [--pipeline NAME] [--split dev|test|all] [--out FILE]
                                             score a pipeline on a golden file, write JSON
     pipelines                               list the pipelines evaluate can run
+    ask "QUESTION" [--pipeline NAME] [--k 5] [--doc PAGE] [--kinds code,table] [--prompt]
+                                            ranked sources with scores (default: the final pipeline)
+    compare "QUESTION" [--against NAME]     the naive pipeline and the final one side by side
 """
 from __future__ import annotations
 
@@ -60,6 +63,47 @@ def _evaluate(args: argparse.Namespace) -> int:
     return 0
 
 
+FINAL_PIPELINE = "reranked"
+
+
+def _ranked_lines(retriever, question: str, *, k: int, where=None) -> list[str]:
+    lines = []
+    for rank, hit in enumerate(retriever.search(question, k=k, where=where), 1):
+        chunk = retriever.chunks[hit.index]
+        where_in_page = " > ".join(chunk.heading_path[1:]) or "(no heading)"
+        lines.append(f"  [{rank}] {hit.score:7.3f}  {chunk.doc}  {where_in_page}")
+    return lines
+
+
+def _ask(args: argparse.Namespace) -> int:
+    from .corpus import load_pages
+    from .pipelines import build_pipeline
+    from .search import make_filter
+    from .serve import build_prompt
+
+    retriever = build_pipeline(args.pipeline, load_pages(args.corpus), model=args.model)
+    kinds = args.kinds.split(",") if args.kinds else None
+    where = make_filter(doc=args.doc, kinds=kinds) if (args.doc or kinds) else None
+    print(f"{args.pipeline}: {getattr(retriever, 'name', '')}")
+    print("\n".join(_ranked_lines(retriever, args.question, k=args.k, where=where)))
+    if args.prompt:
+        hits = retriever.search(args.question, k=args.k, where=where)
+        print("\n" + build_prompt(args.question, hits, retriever.chunks))
+    return 0
+
+
+def _compare(args: argparse.Namespace) -> int:
+    from .corpus import load_pages
+    from .pipelines import PIPELINES, build_pipeline
+
+    pages = load_pages(args.corpus)
+    for name in ("naive", args.against):
+        retriever = build_pipeline(name, pages, model=args.model)
+        print(f"{PIPELINES[name][1]}")
+        print("\n".join(_ranked_lines(retriever, args.question, k=args.k)))
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m course_lib", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -78,6 +122,22 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.add_argument("--model", help="embedding model name or folder (default: bundled MiniLM)")
     evaluate.add_argument("--out", type=Path, help="JSON file to write")
     evaluate.set_defaults(func=_evaluate)
+    ask = commands.add_parser("ask", help="ranked sources for a question")
+    ask.add_argument("question")
+    ask.add_argument("--pipeline", default=FINAL_PIPELINE)
+    ask.add_argument("--k", type=int, default=5)
+    ask.add_argument("--doc", help="only this page (path inside the corpus)")
+    ask.add_argument("--kinds", help="only chunks holding these block kinds, comma-separated")
+    ask.add_argument("--prompt", action="store_true", help="also print the prompt with numbered sources")
+    compare = commands.add_parser("compare", help="naive and final pipeline side by side")
+    compare.add_argument("question")
+    compare.add_argument("--against", default=FINAL_PIPELINE)
+    compare.add_argument("--k", type=int, default=5)
+    for command in (ask, compare):
+        command.add_argument("--corpus", type=Path, help="folder of HTML (default: the shipped corpus)")
+        command.add_argument("--model", help="embedding model name or folder (default: bundled MiniLM)")
+    ask.set_defaults(func=_ask)
+    compare.set_defaults(func=_compare)
     return parser
 
 
