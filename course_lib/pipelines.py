@@ -1,16 +1,29 @@
 """The pipelines the lessons build, registered by name so any of them runs on any corpus.
 
 `build_pipeline("naive", pages)` returns a retriever; `python -m course_lib evaluate --pipeline
-naive` scores it on a golden file. Each lesson that adds a technique registers its pipeline
-here, so a practitioner can run the whole comparison on their own site.
+NAME` scores it on a golden file. Each lesson adds one technique and registers the result here,
+so a practitioner can run the whole comparison on their own site:
+
+    naive        lesson 01  regex-stripped text, fixed 1,000-character chunks, dense search
+    clean        lesson 03  parsed, boilerplate-free text, the same fixed-size chunks
+    structured   lesson 04  chunks packed from whole blocks within one heading path
+    context      lesson 04  + the page title and heading path embedded with each chunk
+    limited      lesson 05  + over-long blocks split so no chunk exceeds the model's limit
+    bm25         lesson 06  the lesson 05 chunks, searched with code-aware BM25 alone
+    hybrid       lesson 06  dense + BM25 fused by reciprocal rank fusion (k = 60)
+    reranked     lesson 07  hybrid, then the top 30 re-ranked
 """
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Callable, Sequence
 
-from .naive import naive_chunks
-from .records import Page
-from .search import DenseRetriever, Retriever
+from .chunking import blocks_to_text, chunk_blocks, dedupe
+from .naive import fixed_size_chunks, naive_chunks
+from .parse import FrequentBlock, drop_frequent_blocks, parse_corpus
+from .records import Block, Chunk, Page
+from .rerank import RerankingRetriever, load_reranker
+from .search import BM25Retriever, DenseRetriever, HybridRetriever, Retriever
 
 Builder = Callable[..., Retriever]
 PIPELINES: dict[str, tuple[Builder, str]] = {}
@@ -34,6 +47,94 @@ def build_pipeline(name: str, pages: Sequence[Page], *, model: str | None = None
     return builder(pages, model=model)
 
 
+MAX_SHARE = 0.5  # lesson 03: lower thresholds remove real, repeated labels on a corpus this small
+
+
+def clean_corpus(pages: Sequence[Page], *, max_share: float = MAX_SHARE, **parse_options,
+                 ) -> tuple[dict[str, list[Block]], list[tuple[str, str]], list[FrequentBlock]]:
+    """Parse every page into blocks and drop boilerplate by structure and by frequency.
+
+    `parse_options` go to `parse.parse_blocks` (e.g. `drop_boilerplate=False`, or
+    `main_selector=None` to read the whole body). Returns the blocks per page, the skipped
+    pages with their reasons (stubs, unreadable files), and the blocks removed for appearing
+    on more than `max_share` of the pages (`max_share=1` turns that step off). Cached per
+    process: lessons call it with the same pages many times.
+    """
+    return _clean_corpus(tuple(pages), max_share, tuple(sorted(parse_options.items())))
+
+
+@lru_cache(maxsize=8)
+def _clean_corpus(pages: tuple[Page, ...], max_share: float, parse_options: tuple):
+    parsed, skipped = parse_corpus(pages, **dict(parse_options))
+    kept, removed = drop_frequent_blocks(parsed, max_share=max_share) if max_share < 1 else (parsed, [])
+    return kept, skipped, removed
+
+
+def clean_fixed_chunks(pages: Sequence[Page], *, size: int = 1000, overlap: int = 200,
+                       max_share: float = MAX_SHARE) -> list[Chunk]:
+    """Lesson 03's chunks: the cleaned text of each page, cut like lesson 01's."""
+    blocks, _, _ = clean_corpus(pages, max_share=max_share)
+    return [chunk for doc, page_blocks in blocks.items()
+            for chunk in fixed_size_chunks(blocks_to_text(page_blocks), doc=doc, size=size, overlap=overlap)]
+
+
+def page_title(blocks: Sequence[Block], doc: str) -> str:
+    """The page title the parser put first in every heading path, or the page path if it found none."""
+    return next((b.heading_path[0] for b in blocks if b.heading_path), doc)
+
+
+def structured_chunks(pages: Sequence[Page], *, context: bool = True, split_long: bool = True,
+                      budget: int | None = None, overlap_blocks: int = 0, max_share: float = MAX_SHARE,
+                      model: str | None = None) -> list[Chunk]:
+    """Lessons 04-05's chunks: whole blocks packed within one heading path, exact duplicates dropped.
+
+    `budget` defaults to the model's real input limit, counted with its own tokenizer on the
+    embedded text (context line included); `split_long` splits blocks that exceed it alone.
+    """
+    blocks, _, _ = clean_corpus(pages, max_share=max_share)
+    chunks = [chunk for doc, page_blocks in blocks.items()
+              for chunk in chunk_blocks(page_blocks, doc=doc, title=page_title(page_blocks, doc),
+                                        budget=budget, overlap_blocks=overlap_blocks, context=context,
+                                        split_long=split_long, model=model)]
+    return dedupe(chunks)[0]
+
+
 @register("naive", "lesson 01: regex-stripped text, fixed 1,000-character chunks, dense search")
 def naive_pipeline(pages: Sequence[Page], *, model: str | None = None) -> Retriever:
     return DenseRetriever(naive_chunks(pages), model=model)
+
+
+@register("clean", "lesson 03: parsed text without boilerplate, the same fixed-size chunks")
+def clean_pipeline(pages: Sequence[Page], *, model: str | None = None) -> Retriever:
+    return DenseRetriever(clean_fixed_chunks(pages), model=model)
+
+
+@register("structured", "lesson 04: whole blocks packed within one heading path, no context line")
+def structured_pipeline(pages: Sequence[Page], *, model: str | None = None) -> Retriever:
+    return DenseRetriever(structured_chunks(pages, context=False, split_long=False, model=model), model=model)
+
+
+@register("context", "lesson 04: structured chunks with title > heading path embedded")
+def context_pipeline(pages: Sequence[Page], *, model: str | None = None) -> Retriever:
+    return DenseRetriever(structured_chunks(pages, split_long=False, model=model), model=model)
+
+
+@register("limited", "lesson 05: over-long blocks split so no chunk exceeds the model's limit")
+def limited_pipeline(pages: Sequence[Page], *, model: str | None = None) -> Retriever:
+    return DenseRetriever(structured_chunks(pages, model=model), model=model)
+
+
+@register("bm25", "lesson 06: code-aware BM25 alone over the lesson 05 chunks")
+def bm25_pipeline(pages: Sequence[Page], *, model: str | None = None) -> Retriever:
+    return BM25Retriever(structured_chunks(pages, model=model))
+
+
+@register("hybrid", "lesson 06: dense + BM25 fused by reciprocal rank fusion (k = 60)")
+def hybrid_pipeline(pages: Sequence[Page], *, model: str | None = None) -> Retriever:
+    chunks = structured_chunks(pages, model=model)
+    return HybridRetriever([DenseRetriever(chunks, model=model), BM25Retriever(chunks)])
+
+
+@register("reranked", "lesson 07: hybrid, then the top 30 re-ranked (cross-encoder if available, else MaxSim)")
+def reranked_pipeline(pages: Sequence[Page], *, model: str | None = None) -> Retriever:
+    return RerankingRetriever(hybrid_pipeline(pages, model=model), load_reranker())
