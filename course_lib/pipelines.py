@@ -85,13 +85,14 @@ def page_title(blocks: Sequence[Block], doc: str) -> str:
 
 def structured_chunks(pages: Sequence[Page], *, context: bool = True, split_long: bool = True,
                       budget: int | None = None, overlap_blocks: int = 0, max_share: float = MAX_SHARE,
-                      model: str | None = None) -> list[Chunk]:
+                      model: str | None = None, **parse_options) -> list[Chunk]:
     """Lessons 04-05's chunks: whole blocks packed within one heading path, exact duplicates dropped.
 
     `budget` defaults to the model's real input limit, counted with its own tokenizer on the
     embedded text (context line included); `split_long` splits blocks that exceed it alone.
+    `parse_options` go to the parser (lesson 09's ablations switch cleaning steps off).
     """
-    blocks, _, _ = clean_corpus(pages, max_share=max_share)
+    blocks, _, _ = clean_corpus(pages, max_share=max_share, **parse_options)
     chunks = [chunk for doc, page_blocks in blocks.items()
               for chunk in chunk_blocks(page_blocks, doc=doc, title=page_title(page_blocks, doc),
                                         budget=budget, overlap_blocks=overlap_blocks, context=context,
