@@ -185,7 +185,10 @@ def _repair_raw_pre(soup: BeautifulSoup, source: str) -> int:
         if {n.lower() for n in _TAG_NAME.findall(content)} <= _CODE_MARKUP:
             continue
         text = re.sub(r"</?(?:%s)\b[^>]*>" % "|".join(sorted(_CODE_MARKUP)), "", content, flags=re.I)
+        lang = _code_language(pre)  # may sit on an inner <code> that clear() is about to remove
         pre.clear()
+        if lang:
+            pre["class"] = [*(pre.get("class") or ()), f"language-{lang}"]
         pre.append(NavigableString(htmllib.unescape(text.removeprefix("\n"))))
         repaired += 1
     return repaired

@@ -560,3 +560,12 @@ def test_parse_file_names_the_file_a_parser_broke_on(monkeypatch):
 def test_all_parsers_agree_on_the_fixtures(parser):
     for name in ("sphinx_page.html", "tables.html", "lists.html", "boilerplate.html", "layout_divs.html"):
         assert blocks_of(name, parser=parser) == blocks_of(name, parser="lxml"), name
+
+
+def test_raw_markup_repair_keeps_the_language_of_an_inner_code_element():
+    from course_lib.parse import parse_blocks
+
+    html = ('<main><h2>E</h2><pre><code class="language-html"><p>Hello</p>\n'
+            '<script>alert("hi")</script></code></pre></main>')
+    code = [b.text for b in parse_blocks(html) if b.kind == "code"]
+    assert code == ['```html\n<p>Hello</p>\n<script>alert("hi")</script>\n```']
