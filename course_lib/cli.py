@@ -44,12 +44,15 @@ def _evaluate(args: argparse.Namespace) -> int:
     from .evaluate import by_kind, evaluate_retriever, summary
     from .golden import load_golden
     from .paths import GOLDEN_FILE
-    from .pipelines import build_pipeline
+    from .pipelines import build_pipeline, clean_corpus
 
     split = None if args.split == "all" else args.split
     questions = load_golden(args.golden or GOLDEN_FILE, split=split)
     pages = load_pages(args.corpus)
     retriever = build_pipeline(args.pipeline, pages, model=args.model)
+    if args.pipeline != "naive":
+        for path, reason in clean_corpus(pages)[1]:
+            print(f"skipped {path}: {reason}")
     run = evaluate_retriever(retriever, questions, name=args.pipeline)
     result = {**summary(run), "split": args.split, "by_kind": by_kind(run),
               "pages": len(pages), "chunks": len(retriever.chunks)}
@@ -72,7 +75,7 @@ def _ranked_lines(retriever, question: str, *, k: int, where=None) -> list[str]:
         chunk = retriever.chunks[hit.index]
         where_in_page = " > ".join(chunk.heading_path[1:]) or "(no heading)"
         lines.append(f"  [{rank}] {hit.score:7.3f}  {chunk.doc}  {where_in_page}")
-    return lines
+    return lines or ["  (no matching chunks)"]
 
 
 def _ask(args: argparse.Namespace) -> int:

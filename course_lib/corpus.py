@@ -10,6 +10,7 @@ import hashlib
 import tarfile
 from pathlib import Path, PurePosixPath
 
+from .parse import decode_html
 from .paths import DATA_DIR
 from .records import Page
 
@@ -81,15 +82,15 @@ def ensure_corpus(target: Path = CORPUS_DIR) -> Path:
     return target
 
 
-def decode(raw: bytes) -> str:
-    """Bytes to text for the shipped pages; `parse.decode_html` handles a learner's messier files."""
-    return raw.decode("utf-8-sig")
-
-
 def load_pages(root: Path | None = None, *, pattern: str = "**/*.html") -> list[Page]:
-    """Every HTML page under root (default: the verified shipped corpus), sorted by path."""
+    """Every HTML page under root (default: the verified shipped corpus), sorted by path.
+
+    Bytes are decoded by `parse.decode_html` (BOM, declared charset, else UTF-8 or cp1252), so
+    a learner's folder with mixed encodings loads; what cannot be parsed is skipped later, by
+    the parser, with its reason.
+    """
     folder = ensure_corpus() if root is None else Path(root)
     if not folder.is_dir():
         raise CorpusError(f"{folder}: not a folder of HTML files")
     paths = sorted(p for p in folder.glob(pattern) if p.is_file())
-    return [Page(path=p.relative_to(folder).as_posix(), html=decode(p.read_bytes())) for p in paths]
+    return [Page(path=p.relative_to(folder).as_posix(), html=decode_html(p.read_bytes())) for p in paths]

@@ -88,3 +88,12 @@ def test_load_pages_reads_any_folder_of_html(tmp_path):
 def test_load_pages_rejects_a_missing_folder(tmp_path):
     with pytest.raises(corpus.CorpusError, match="not a folder"):
         corpus.load_pages(tmp_path / "missing")
+
+
+def test_a_folder_with_mixed_encodings_loads(tmp_path):
+    (tmp_path / "utf8.html").write_bytes("<p>café</p>".encode("utf-8"))
+    (tmp_path / "bom.html").write_bytes(b"\xef\xbb\xbf<p>bom</p>")
+    (tmp_path / "cp1252.html").write_bytes("<p>curly \u201cquotes\u201d</p>".encode("cp1252"))
+    pages = {p.path: p.html for p in corpus.load_pages(tmp_path)}
+    assert pages == {"bom.html": "<p>bom</p>", "cp1252.html": "<p>curly \u201cquotes\u201d</p>",
+                     "utf8.html": "<p>café</p>"}

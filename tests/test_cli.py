@@ -1,0 +1,51 @@
+"""The command line on a learner's own folder of HTML and golden file."""
+import json
+import shutil
+from pathlib import Path
+
+from course_lib.cli import main
+
+FIXTURES = Path(__file__).parent / "fixtures" / "eval"
+
+
+def _own_site(tmp_path):
+    site = tmp_path / "site"
+    shutil.copytree(FIXTURES / "corpus", site)
+    (site / "broken.html").write_bytes(b"\x00\x01\x02 binary \xff\xfe")
+    return site
+
+
+def test_validate_golden_reports_zero_errors(capsys):
+    assert main(["validate-golden", str(FIXTURES / "golden.jsonl"), "--corpus", str(FIXTURES / "corpus")]) == 0
+    assert capsys.readouterr().out.strip().endswith("5 questions, 0 errors")
+
+
+def test_evaluate_runs_on_any_folder_and_writes_json(tmp_path, capsys, private_cache):
+    out = tmp_path / "result.json"
+    code = main(["evaluate", "--corpus", str(_own_site(tmp_path)), "--golden", str(FIXTURES / "golden.jsonl"),
+                 "--pipeline", "bm25", "--split", "all", "--out", str(out)])
+    printed = capsys.readouterr().out
+    assert code == 0
+    assert "skipped broken.html" in printed
+    result = json.loads(out.read_text())
+    assert result["pages"] == 3 and result["n_answerable"] + result["n_unanswerable"] == 5
+    assert 0.0 <= result["recall@5"] <= 1.0 and set(result["by_kind"]) >= {"table"}
+
+
+def test_ask_prints_ranked_sources_and_the_prompt(tmp_path, capsys, private_cache):
+    code = main(["ask", "Which directive gives the day of the month?", "--corpus", str(_own_site(tmp_path)), "--pipeline", "bm25",
+                 "--k", "2", "--prompt"])
+    printed = capsys.readouterr().out
+    assert code == 0 and "  [1] " in printed and "Question: Which directive gives the day of the month?" in printed
+    assert "Day of the month" in printed
+
+
+def test_pipelines_lists_every_lesson(capsys):
+    assert main(["pipelines"]) == 0
+    assert [line.split()[0] for line in capsys.readouterr().out.splitlines()] == [
+        "naive", "clean", "structured", "context", "limited", "bm25", "hybrid", "reranked"]
+
+
+def test_ask_says_so_when_nothing_matches(tmp_path, capsys, private_cache):
+    assert main(["ask", "zzzqqq", "--corpus", str(_own_site(tmp_path)), "--pipeline", "bm25"]) == 0
+    assert "(no matching chunks)" in capsys.readouterr().out
