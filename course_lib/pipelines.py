@@ -22,7 +22,7 @@ from .chunking import blocks_to_text, chunk_blocks, dedupe
 from .naive import fixed_size_chunks, naive_chunks
 from .parse import FrequentBlock, drop_frequent_blocks, parse_corpus
 from .records import Block, Chunk, Page
-from .rerank import RerankingRetriever, load_reranker
+from .rerank import Reranker, RerankingRetriever, load_reranker
 from .search import BM25Retriever, DenseRetriever, HybridRetriever, Retriever
 
 Builder = Callable[..., Retriever]
@@ -125,17 +125,27 @@ def limited_pipeline(pages: Sequence[Page], *, model: str | None = None) -> Retr
     return DenseRetriever(structured_chunks(pages, model=model), model=model)
 
 
+def retriever_over(chunks: Sequence[Chunk], *, model: str | None = None, bm25: bool = True,
+                   dense: bool = True, reranker: Reranker | None = None, top_n: int = 30) -> Retriever:
+    """The retrieval half of a pipeline over given chunks: dense and/or BM25 (fused by RRF when
+    both), optionally re-ranked. Lesson 09's ablations switch one part off at a time."""
+    parts = ([DenseRetriever(chunks, model=model)] if dense else []) + ([BM25Retriever(chunks)] if bm25 else [])
+    if not parts:
+        raise ValueError("a retriever needs dense or bm25 (or both)")
+    base = parts[0] if len(parts) == 1 else HybridRetriever(parts)
+    return base if reranker is None else RerankingRetriever(base, reranker, top_n=top_n)
+
+
 @register("bm25", "lesson 06: code-aware BM25 alone over the lesson 05 chunks")
 def bm25_pipeline(pages: Sequence[Page], *, model: str | None = None) -> Retriever:
-    return BM25Retriever(structured_chunks(pages, model=model))
+    return retriever_over(structured_chunks(pages, model=model), dense=False)
 
 
 @register("hybrid", "lesson 06: dense + BM25 fused by reciprocal rank fusion (k = 60)")
 def hybrid_pipeline(pages: Sequence[Page], *, model: str | None = None) -> Retriever:
-    chunks = structured_chunks(pages, model=model)
-    return HybridRetriever([DenseRetriever(chunks, model=model), BM25Retriever(chunks)])
+    return retriever_over(structured_chunks(pages, model=model), model=model)
 
 
 @register("reranked", "lesson 07: hybrid, then the top 30 re-ranked (cross-encoder if available, else MaxSim)")
 def reranked_pipeline(pages: Sequence[Page], *, model: str | None = None) -> Retriever:
-    return RerankingRetriever(hybrid_pipeline(pages, model=model), load_reranker())
+    return retriever_over(structured_chunks(pages, model=model), model=model, reranker=load_reranker())

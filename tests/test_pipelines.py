@@ -2,7 +2,7 @@
 import pytest
 
 from course_lib import pipelines
-from course_lib.records import Block, Page
+from course_lib.records import Block, Chunk, Page
 
 
 def test_every_lesson_pipeline_is_registered_in_order():
@@ -35,3 +35,25 @@ def test_clean_corpus_reports_stubs_and_frequent_blocks():
     blocks, skipped, removed = pipelines.clean_corpus(pages, max_share=0.5)
     assert [path for path, _ in skipped] == ["stub.html"] and "stub" in skipped[0][1]
     assert {r.text for r in removed} == {"Shared footer line.", "Real content here. " * 19 + "Real content here."}
+
+
+def test_retriever_over_switches_parts_off(private_cache):
+    from course_lib.rerank import RerankingRetriever
+    from course_lib.search import BM25Retriever, HybridRetriever
+
+    chunks = [Chunk("a#0", "a", "alpha beta"), Chunk("b#0", "b", "gamma delta")]
+    assert isinstance(pipelines.retriever_over(chunks, dense=False), BM25Retriever)
+
+    class Fixed:
+        name = "fixed"
+
+        def score(self, query, chunks, *, batch_size=32):
+            return [len(c.body) for c in chunks]
+
+    reranked = pipelines.retriever_over(chunks, dense=False, reranker=Fixed())
+    assert isinstance(reranked, RerankingRetriever) and isinstance(reranked.base, BM25Retriever)
+    with pytest.raises(ValueError, match="dense or bm25"):
+        pipelines.retriever_over(chunks, dense=False, bm25=False)
+    both = pipelines.retriever_over(chunks)
+    assert isinstance(both, HybridRetriever) and [type(r).__name__ for r in both.retrievers] == [
+        "DenseRetriever", "BM25Retriever"]
