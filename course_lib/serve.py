@@ -22,7 +22,7 @@ import numpy as np
 from . import models
 from .records import Chunk, Hit
 from .rerank import Reranker, rerank
-from .search import BM25Retriever, make_filter, rrf, top_k, where_mask
+from .search import _TOKEN_RE, BM25Retriever, make_filter, rrf, top_k, where_mask
 
 DOCS_URL = "https://docs.python.org/3.11/"
 STAGES = ("embed query", "bm25", "dense", "fuse", "rerank")
@@ -32,9 +32,17 @@ def normalize_query(query: str) -> str:
     """The cache key of a query: case-folded, whitespace collapsed, trailing ?!. removed.
 
     "What is a decorator?" and "what is a  decorator" ask the same thing; a cache keyed on
-    the raw string would miss that.
+    the raw string would miss that. Case is kept where it is the meaning, exactly where
+    `code_aware_tokens` keeps it: format codes (`%Y` year vs `%y`) and single-dash options
+    (`-X` vs `-x`); folding those would serve one question's cached answer for the other.
     """
-    return re.sub(r"[\s?!.]+$", "", " ".join(query.split()).casefold())
+    text = re.sub(r"[\s?!.]+$", "", " ".join(query.split()))
+    parts, last = [], 0
+    for match in _TOKEN_RE.finditer(text):
+        if match.lastgroup == "fmt" or (match.lastgroup == "opt" and not match.group().startswith("--")):
+            parts += [text[last:match.start()].casefold(), match.group()]
+            last = match.end()
+    return "".join(parts) + text[last:].casefold()
 
 
 class LRUCache:
@@ -161,8 +169,8 @@ class SearchService:
         start = time.perf_counter()
         key = (normalize_query(query), filter_key(filters), k)
         cached = self.results.get(key) if self.results is not None else None
-        if cached is not None:
-            return Answer(query, cached, {"total": time.perf_counter() - start}, cached=True)
+        if cached is not None:  # a copy: a caller sorting or trimming its hits must not edit the cache
+            return Answer(query, list(cached), {"total": time.perf_counter() - start}, cached=True)
         timings: dict[str, float] = {}
         stage = time.perf_counter()
         vector = self.embed_query(query)
@@ -178,7 +186,7 @@ class SearchService:
         timings["rerank"] = time.perf_counter() - stage
         hits = fused[:k]
         if self.results is not None:
-            self.results.put(key, hits)
+            self.results.put(key, list(hits))
         timings["total"] = time.perf_counter() - start
         return Answer(query, hits, timings)
 

@@ -11,6 +11,15 @@ def test_normalize_query_ignores_case_spacing_and_final_punctuation():
     assert serve.normalize_query("os.path.join") == "os.path.join"
 
 
+def test_normalize_query_keeps_case_where_it_is_the_meaning():
+    # The BM25 tokenizer keeps %Y (year) apart from %y, -X (option) apart from -x: so must the cache key.
+    assert serve.normalize_query("What does %Y MEAN?") == "what does %Y mean"
+    assert serve.normalize_query("What does %Y mean?") != serve.normalize_query("what does %y mean")
+    assert serve.normalize_query("python -X dev") != serve.normalize_query("python -x dev")
+    assert serve.normalize_query("PIP install --USER") == "pip install --user"
+    assert serve.normalize_query("Straße %(asctime)s") == "strasse %(asctime)s"
+
+
 def test_filter_key_is_order_independent():
     assert serve.filter_key({"kinds": ["table", "code"], "doc": "a"}) == serve.filter_key({"doc": "a", "kinds": {"code", "table"}})
     assert serve.filter_key(None) == ()
@@ -70,6 +79,18 @@ def test_a_repeated_query_is_served_from_the_result_cache(service):
     again = service.search("how do locks   work", k=2)
     assert again.cached and again.hits == first.hits
     assert service.calls == [["How do locks work?"]]
+
+
+def test_case_sensitive_format_codes_are_different_cache_entries(service):
+    service.search("What does %Y mean?", k=2)
+    assert not service.search("what does %y mean", k=2).cached
+    assert service.search("WHAT does %Y mean", k=2).cached
+
+
+def test_editing_returned_hits_does_not_edit_the_cache(service):
+    service.search("locks", k=3).hits.clear()
+    again = service.search("locks", k=3)
+    assert again.cached and len(again.hits) == 3
 
 
 def test_different_filters_are_different_cache_entries(service):
