@@ -158,6 +158,16 @@ def _parts(whole: str) -> list[str]:
     return [p.lower() for p in parts if p.strip("_")]
 
 
+def case_sensitive_spans(text: str) -> list[tuple[int, int]]:
+    """Where in `text` case is the meaning: format codes (`%Y` vs `%y`) and single-dash options
+    (`-X` vs `-x`). The BM25 tokenizer and the result-cache key both keep exactly these as typed."""
+    return [match.span() for match in _TOKEN_RE.finditer(text) if _keeps_case(match)]
+
+
+def _keeps_case(match: re.Match) -> bool:
+    return match.lastgroup == "fmt" or (match.lastgroup == "opt" and not match.group().startswith("--"))
+
+
 def code_aware_tokens(text: str) -> list[str]:
     """Split text into BM25 terms that keep code findable whole AND by its parts.
 
@@ -172,12 +182,10 @@ def code_aware_tokens(text: str) -> list[str]:
     """
     tokens: list[str] = []
     for match in _TOKEN_RE.finditer(text):
-        kind, raw = match.lastgroup, match.group()
-        if kind == "fmt":
+        raw = match.group()
+        if _keeps_case(match):
             tokens.append(raw)
-            tokens.extend(p.lower() for p in re.findall(r"\((\w+)\)", raw))
-        elif kind == "opt" and not raw.startswith("--"):
-            tokens.append(raw)
+            tokens.extend(p.lower() for p in re.findall(r"\((\w+)\)", raw))  # %(asctime)s
         else:
             whole = raw.rstrip("-").lower()
             tokens.append(whole)

@@ -22,7 +22,7 @@ import numpy as np
 from . import models
 from .records import Chunk, Hit
 from .rerank import Reranker, rerank
-from .search import _TOKEN_RE, BM25Retriever, make_filter, rrf, top_k, where_mask
+from .search import BM25Retriever, case_sensitive_spans, make_filter, rrf, top_k, where_mask
 
 DOCS_URL = "https://docs.python.org/3.11/"
 STAGES = ("embed query", "bm25", "dense", "fuse", "rerank")
@@ -38,10 +38,9 @@ def normalize_query(query: str) -> str:
     """
     text = re.sub(r"[\s?!.]+$", "", " ".join(query.split()))
     parts, last = [], 0
-    for match in _TOKEN_RE.finditer(text):
-        if match.lastgroup == "fmt" or (match.lastgroup == "opt" and not match.group().startswith("--")):
-            parts += [text[last:match.start()].casefold(), match.group()]
-            last = match.end()
+    for start, end in case_sensitive_spans(text):
+        parts += [text[last:start].casefold(), text[start:end]]
+        last = end
     return "".join(parts) + text[last:].casefold()
 
 

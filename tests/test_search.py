@@ -309,3 +309,10 @@ def test_where_filters_before_the_top_k_cut():
     assert [h.index for h in only_code] == [1, 2]  # still two hits: filtered before the cut
     after = filter_hits(retriever.search("join", k=2), chunks, kinds={"code"})
     assert [h.index for h in after] == [1]  # filtering after the cut loses one
+
+
+def test_case_sensitive_spans_are_format_codes_and_single_dash_options():
+    from course_lib.search import case_sensitive_spans
+
+    text = "Use %Y with -X dev, not --user or built-in"
+    assert [text[a:b] for a, b in case_sensitive_spans(text)] == ["%Y", "-X"]
