@@ -1,0 +1,255 @@
+"""The block walker: one pass over the main content, in document order, emitting typed blocks."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from bs4.element import Tag
+
+from .codeblocks import _code_language, _fence, code_text
+from .records import Block
+from .tables import BLOCK_LEVEL, collapse, is_layout_table, is_text, table_to_text, text_of
+
+HEADINGS = ("h1", "h2", "h3", "h4", "h5", "h6")
+_PARAGRAPHS = frozenset("p address figcaption summary caption legend".split())
+_LISTS = frozenset(("ul", "ol", "menu"))
+_LABELS = frozenset(("admonition-title", "topic-title", "sidebar-title"))  # "Note", "See also"
+
+
+@dataclass
+class _Owner:
+    """An open list item or definition: it decides the kind of the text flushed inside it."""
+
+    kind: str  # "list_item" or "definition"
+    scope: Tag  # leaving this element closes the owner (the <li>, or the <dl> of a dt/dd pair)
+    depth: int = 1
+    label: str | None = None  # a definition's name, appended to the heading path
+    has_dd: bool = False
+    emitted: bool = False
+
+
+def _is_label(tag: Tag) -> bool:
+    """An admonition/topic title paragraph, or the "[1]" label of a docutils footnote."""
+    classes = tag.get("class") or ()
+    if tag.name == "p":
+        return bool(_LABELS.intersection(classes))
+    parent = tag.parent.get("class") or () if tag.parent is not None else ()
+    return tag.name == "span" and "label" in classes and bool({"footnote", "citation"} & set(parent))
+
+
+def _definition_label(dt: Tag) -> str | None:
+    """The name a Sphinx object description adds to the heading path, or None for a plain term.
+
+    Python objects use the `<dt>` id (`shutil.copy2`, `datetime.timedelta.total_seconds`: a
+    method's visible name lacks its class); other domains (C, options) their visible name.
+    """
+    if "sig" not in (dt.get("class") or ()):
+        return None
+    if dt.get("id") and "py" in (dt.parent.get("class") or ()):
+        return str(dt["id"])
+    name = collapse("".join(text_of(t) for t in dt.select(".sig-prename, .sig-name")))
+    return name or dt.get("id") or collapse(text_of(dt))[:80] or None
+
+
+class _Walker:
+    """Walks a tree once, in document order, with an explicit stack (no recursion limit).
+
+    Inline content accumulates in `segments` (the current run of text) and is flushed as one
+    block at the next block boundary. Inside a list item or a definition a paragraph boundary
+    only starts a new segment, so the item's paragraphs stay one block; a "hard" element
+    (heading, code, table, list, definition list) always flushes.
+    """
+
+    def __init__(self, title: str, *, definition_paths: bool) -> None:
+        self.title, self.definition_paths = title, definition_paths
+        self.blocks: list[Block] = []
+        self.headings: list[tuple[int, str]] = []
+        self.sections: list[str] = []
+        self.heading_id: str | None = None
+        self.owners: list[_Owner] = []
+        self.labels: list[str] = []  # names of the open definitions (kept for the heading path)
+        self.definitions = 0  # how many definitions are open
+        self.segments: list[list[str]] = [[]]
+        self.sticky = 0  # > 0: a "Note" label ends the run here and waits for its paragraph
+        self.list_depth = 0
+        self.title_seen = False
+        self.blocky: set[int] = set()
+
+    # -- output ---------------------------------------------------------------------------
+    def path(self) -> tuple[str, ...]:
+        base = ((self.title,) if self.title else ()) + tuple(t for _, t in self.headings)
+        if not self.definition_paths:
+            return base
+        return base + tuple(self.labels)
+
+    def emit(self, kind: str, text: str, level: int = 0) -> None:
+        section = self.sections[-1] if self.sections else self.heading_id
+        self.blocks.append(Block(kind, text, self.path(), section, level))
+
+    def flush(self) -> None:
+        """Emit the current run as one block whose kind the innermost open owner decides."""
+        text = "\n".join(t for t in (collapse("".join(seg)) for seg in self.segments) if t)
+        self.segments, self.sticky = [[]], 0
+        if not text:
+            return
+        owner = self.owners[-1] if self.owners else None
+        if owner is not None and owner.kind == "list_item":
+            self.emit("list_item", "- " + text, owner.depth)
+        elif owner is not None and not owner.emitted:
+            owner.emitted = True
+            self.emit("definition", text, self.definitions)
+        else:
+            self.emit("text", text)
+
+    def boundary(self) -> None:
+        """A soft block boundary: a new block, or a new segment inside an item or definition."""
+        if self.sticky:
+            waiting = not "".join(self.segments[-1][self.sticky:]).strip()
+            self.sticky = 0
+            if waiting:  # only the label so far: the paragraph after it joins it
+                self.segments[-1].append(" ")
+                return
+        if self.owners:
+            self.new_segment()
+        else:
+            self.flush()
+
+    def push(self, owner: _Owner) -> None:
+        self.owners.append(owner)
+        self.definitions += owner.kind == "definition"
+        if owner.label:
+            self.labels.append(owner.label)
+
+    def pop(self) -> None:
+        owner = self.owners.pop()
+        self.definitions -= owner.kind == "definition"
+        if owner.label:
+            self.labels.pop()
+
+    def new_segment(self) -> None:
+        self.segments.append([])
+        self.sticky = 0
+
+    # -- the walk ---------------------------------------------------------------------------
+    def walk(self, root: Tag) -> list[Block]:
+        for tag in root.descendants:  # mark the elements that wrap blocks (an inline <span><p>)
+            if not isinstance(tag, Tag) or tag.name not in BLOCK_LEVEL:
+                continue
+            node = tag.parent
+            while node is not None and node is not root and id(node) not in self.blocky:
+                self.blocky.add(id(node))
+                node = node.parent
+        stack: list[tuple[object, bool]] = [(child, False) for child in reversed(root.contents)]
+        while stack:
+            node, leaving = stack.pop()
+            if leaving:
+                self.leave(node)
+            elif isinstance(node, Tag):
+                if self.enter(node):
+                    stack.append((node, True))
+                    stack.extend((child, False) for child in reversed(node.contents))
+            elif is_text(node):
+                self.segments[-1].append(str(node))
+        self.flush()
+        return self.blocks
+
+    def enter(self, tag: Tag) -> bool:
+        """Handle an element on the way down; True means: walk its children."""
+        name = tag.name
+        if name in HEADINGS:
+            self.flush()
+            self.heading(tag)
+        elif name == "pre":
+            self.flush()
+            code = code_text(tag)
+            if code.strip():
+                self.emit("code", _fence(code, _code_language(tag)))
+        elif name == "table":
+            self.flush()
+            if is_layout_table(tag):
+                return True  # rows and cells are block boundaries: read it like nested divs
+            path = self.path()
+            text = table_to_text(tag, context=path[-1] if path else "")
+            if text:
+                self.emit("table", text)
+        elif name in _LISTS:
+            self.flush()
+            self.list_depth += 1
+            return True
+        elif name == "li":
+            self.flush()
+            self.push(_Owner("list_item", tag, depth=max(self.list_depth, 1)))
+            return True
+        elif name in ("dt", "dd"):
+            self.definition_part(tag)
+            return True
+        elif name == "br":
+            self.segments[-1].append(" ")
+        elif _is_label(tag):  # "Note", "See also", a footnote's "[1]": joined to what follows
+            self.boundary() if name == "p" else None
+            label = collapse(text_of(tag))
+            colon = name == "p" and label and label[-1] not in ":.?!"
+            self.segments[-1].append(label + ":" if colon else label)
+            self.sticky = len(self.segments[-1])
+        elif name in _PARAGRAPHS and id(tag) not in self.blocky:
+            self.boundary()
+            self.segments[-1].append(text_of(tag))
+            self.boundary()
+        elif name in BLOCK_LEVEL:
+            self.flush() if name == "dl" else self.boundary()
+            if name in ("section", "article") and tag.get("id"):
+                self.sections.append(str(tag["id"]))
+            return True
+        elif id(tag) in self.blocky:
+            return True  # an inline wrapper around blocks (<span><p>..</p></span>): transparent
+        else:
+            self.segments[-1].append(text_of(tag))
+        return False
+
+    def leave(self, tag: Tag) -> None:
+        """Handle an element on the way up: close owners, sections and lists it opened."""
+        name = tag.name
+        if name == "dd" and self.owners and self.owners[-1].scope is tag.parent:
+            self.flush()
+            self.pop()
+        elif name == "dt":
+            self.new_segment()
+        if self.owners and self.owners[-1].scope is tag:
+            self.flush()
+            while self.owners and self.owners[-1].scope is tag:
+                self.pop()
+        if name in ("section", "article") and tag.get("id"):
+            self.sections.pop()
+        if name in _LISTS:
+            self.flush()
+            self.list_depth -= 1
+        elif name in BLOCK_LEVEL and name not in ("dt", "dd"):
+            self.flush() if name in ("dl", "table") else self.boundary()
+
+    def definition_part(self, tag: Tag) -> None:
+        """Open or continue the definition owner of a dt/dd pair (several dt may share one dd)."""
+        top = self.owners[-1] if self.owners else None
+        same = top is not None and top.kind == "definition" and top.scope is tag.parent
+        if same and not top.has_dd:  # a second signature, or the description after its dt
+            top.has_dd = tag.name == "dd"
+            self.new_segment()
+            return
+        self.flush()
+        if same:
+            self.pop()  # the previous pair had no <dd>, or this <dd> has no <dt>
+        label = _definition_label(tag) if tag.name == "dt" else None
+        self.push(_Owner("definition", tag.parent, label=label, has_dd=tag.name == "dd"))
+
+    def heading(self, tag: Tag) -> None:
+        """Emit a heading and make it the last element of the heading path at its level."""
+        text, level = collapse(text_of(tag)), int(tag.name[1])
+        if not text:
+            return
+        if level == 1 and not self.title_seen and not self.headings and text == self.title:
+            self.title_seen = True  # the page title is already the root of every path
+        else:
+            while self.headings and self.headings[-1][0] >= level:
+                self.headings.pop()
+            self.headings.append((level, text))
+        anchor = tag if tag.get("id") else tag.find(id=True)
+        self.heading_id = str(anchor["id"]) if anchor is not None else self.heading_id
+        self.emit("heading", text, level)
