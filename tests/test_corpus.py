@@ -86,7 +86,7 @@ def test_load_pages_reads_any_folder_of_html(tmp_path):
 
 
 def test_load_pages_rejects_a_missing_folder(tmp_path):
-    with pytest.raises(corpus.CorpusError, match="not a folder"):
+    with pytest.raises(corpus.CorpusError, match="no such folder"):
         corpus.load_pages(tmp_path / "missing")
 
 
@@ -97,3 +97,48 @@ def test_a_folder_with_mixed_encodings_loads(tmp_path):
     pages = {p.path: p.html for p in corpus.load_pages(tmp_path)}
     assert pages == {"bom.html": "<p>bom</p>", "cp1252.html": "<p>curly \u201cquotes\u201d</p>",
                      "utf8.html": "<p>café</p>"}
+
+
+def test_bad_files_are_skipped_one_by_one_with_their_reasons(tmp_path):
+    outside = tmp_path / "outside.html"
+    outside.write_text("<p>secret</p>")
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "good.html").write_text("<p>good</p>")
+    (site / "empty.html").write_text("  \n")
+    (site / "nul.html").write_bytes(b"<p>\x00\x01</p>")
+    (site / "noise.html").write_bytes(bytes(range(1, 256)) * 40)
+    (site / "link.html").symlink_to(outside)
+    (site / "dir.html").mkdir()
+    loaded = corpus.load_corpus(site)
+    assert [p.path for p in loaded.pages] == ["good.html"]
+    reasons = dict(loaded.skipped)
+    assert reasons["empty.html"] == "empty file"
+    assert reasons["nul.html"].startswith("binary file (NUL")
+    assert reasons["noise.html"].startswith("binary file (")
+    assert "outside the corpus" in reasons["link.html"]
+    assert reasons["dir.html"] == "a folder, not a file"
+
+
+def test_a_legacy_encoded_page_is_not_mistaken_for_binary():
+    assert corpus.sniff_binary("<p>Привет, мир, это страница</p>".encode("cp1251")) is None
+    assert corpus.sniff_binary(b"<p>\x01\x02\x03\x04\x05\x06</p>") is not None
+
+
+def test_a_folder_with_no_usable_page_is_one_error(tmp_path):
+    (tmp_path / "empty.html").write_text("")
+    with pytest.raises(corpus.CorpusError, match=r"no usable page .*empty\.html: empty file"):
+        corpus.load_pages(tmp_path)
+    (tmp_path / "sub").mkdir()
+    with pytest.raises(corpus.CorpusError, match=r"no \*\*/\*\.html file"):
+        corpus.load_pages(tmp_path / "sub")
+    with pytest.raises(corpus.CorpusError, match="not a folder"):
+        corpus.load_pages(tmp_path / "empty.html")
+
+
+def test_a_missing_shipped_archive_is_one_line(monkeypatch, tmp_path):
+    missing = corpus.Shipped(tmp_path / "x.tar.xz", tmp_path / "M", tmp_path / "c", "")
+    monkeypatch.setitem(corpus.CORPORA, "pandas", missing)
+    with pytest.raises(corpus.CorpusError, match="archive is missing") as err:
+        corpus.load_pages(corpus="pandas")
+    assert "\n" not in str(err.value)
