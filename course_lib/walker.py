@@ -51,35 +51,41 @@ def _definition_label(dt: Tag) -> str | None:
 
 
 class _Walker:
-    """Walks a tree once, in document order, with an explicit stack (no recursion limit).
+    """Walk the main content once, in document order, and emit one Block per unit of meaning.
 
-    Inline content accumulates in `segments` (the current run of text) and is flushed as one
-    block at the next block boundary. Inside a list item or a definition a paragraph boundary
-    only starts a new segment, so the item's paragraphs stay one block; a "hard" element
-    (heading, code, table, list, definition list) always flushes.
+    The walk is a depth-first traversal with an explicit stack (no recursion limit): `enter`
+    handles an element on the way down, `leave` on the way up. Text accumulates in the current
+    *run* (`segments`, a list of paragraphs) and becomes one block at the next boundary. A
+    "hard" element (heading, code, table, list, definition list) always ends the run; a
+    paragraph is a "soft" boundary, which ends the run at top level but only starts a new
+    paragraph inside an open list item or definition (the *owners* stack), so an item's
+    paragraphs stay one block and the innermost owner decides its kind. Headings maintain the
+    heading path (`headings`, under the page `title`), `<section id>` the anchor (`sections`);
+    the names of open Sphinx definitions extend the path. That is all the state there is:
+    where we are (headings, sections, owners, list depth) and what we are reading (the run).
     """
 
     def __init__(self, title: str, *, definition_paths: bool) -> None:
         self.title, self.definition_paths = title, definition_paths
-        self.blocks: list[Block] = []
-        self.headings: list[tuple[int, str]] = []
-        self.sections: list[str] = []
-        self.heading_id: str | None = None
-        self.owners: list[_Owner] = []
-        self.labels: list[str] = []  # names of the open definitions (kept for the heading path)
-        self.definitions = 0  # how many definitions are open
+        self.blocks: list[Block] = []  # the output
+        # where we are
+        self.headings: list[tuple[int, str]] = []  # (level, text) of the open headings
+        self.sections: list[str] = []  # ids of the open <section>/<article> elements
+        self.heading_id: str | None = None  # anchor of the last heading, for pages without sections
+        self.owners: list[_Owner] = []  # open list items and definitions, innermost last
+        self.list_depth = 0  # open <ul>/<ol>: the level of a list item
+        # what we are reading: the current run, one list of strings per paragraph
         self.segments: list[list[str]] = [[]]
-        self.sticky = 0  # > 0: a "Note" label ends the run here and waits for its paragraph
-        self.list_depth = 0
-        self.title_seen = False
-        self.blocky: set[int] = set()
+        self.label_end = 0  # > 0: a "Note" label ends the run here and waits for its paragraph
+        self.wrappers: set[int] = set()  # ids of inline elements that wrap blocks (set once, in walk)
 
     # -- output ---------------------------------------------------------------------------
     def path(self) -> tuple[str, ...]:
+        """The heading path of the next block: title, open headings, open definition names."""
         base = ((self.title,) if self.title else ()) + tuple(t for _, t in self.headings)
         if not self.definition_paths:
             return base
-        return base + tuple(self.labels)
+        return base + tuple(o.label for o in self.owners if o.label)
 
     def emit(self, kind: str, text: str, level: int = 0) -> None:
         section = self.sections[-1] if self.sections else self.heading_id
@@ -88,7 +94,7 @@ class _Walker:
     def flush(self) -> None:
         """Emit the current run as one block whose kind the innermost open owner decides."""
         text = "\n".join(t for t in (collapse("".join(seg)) for seg in self.segments) if t)
-        self.segments, self.sticky = [[]], 0
+        self.segments, self.label_end = [[]], 0
         if not text:
             return
         owner = self.owners[-1] if self.owners else None
@@ -96,15 +102,15 @@ class _Walker:
             self.emit("list_item", "- " + text, owner.depth)
         elif owner is not None and not owner.emitted:
             owner.emitted = True
-            self.emit("definition", text, self.definitions)
+            self.emit("definition", text, sum(o.kind == "definition" for o in self.owners))
         else:
             self.emit("text", text)
 
     def boundary(self) -> None:
         """A soft block boundary: a new block, or a new segment inside an item or definition."""
-        if self.sticky:
-            waiting = not "".join(self.segments[-1][self.sticky:]).strip()
-            self.sticky = 0
+        if self.label_end:
+            waiting = not "".join(self.segments[-1][self.label_end:]).strip()
+            self.label_end = 0
             if waiting:  # only the label so far: the paragraph after it joins it
                 self.segments[-1].append(" ")
                 return
@@ -113,21 +119,9 @@ class _Walker:
         else:
             self.flush()
 
-    def push(self, owner: _Owner) -> None:
-        self.owners.append(owner)
-        self.definitions += owner.kind == "definition"
-        if owner.label:
-            self.labels.append(owner.label)
-
-    def pop(self) -> None:
-        owner = self.owners.pop()
-        self.definitions -= owner.kind == "definition"
-        if owner.label:
-            self.labels.pop()
-
     def new_segment(self) -> None:
         self.segments.append([])
-        self.sticky = 0
+        self.label_end = 0
 
     # -- the walk ---------------------------------------------------------------------------
     def walk(self, root: Tag) -> list[Block]:
@@ -135,8 +129,8 @@ class _Walker:
             if not isinstance(tag, Tag) or tag.name not in BLOCK_LEVEL:
                 continue
             node = tag.parent
-            while node is not None and node is not root and id(node) not in self.blocky:
-                self.blocky.add(id(node))
+            while node is not None and node is not root and id(node) not in self.wrappers:
+                self.wrappers.add(id(node))
                 node = node.parent
         stack: list[tuple[object, bool]] = [(child, False) for child in reversed(root.contents)]
         while stack:
@@ -177,7 +171,7 @@ class _Walker:
             return True
         elif name == "li":
             self.flush()
-            self.push(_Owner("list_item", tag, depth=max(self.list_depth, 1)))
+            self.owners.append(_Owner("list_item", tag, depth=max(self.list_depth, 1)))
             return True
         elif name in ("dt", "dd"):
             self.definition_part(tag)
@@ -189,8 +183,8 @@ class _Walker:
             label = collapse(text_of(tag))
             colon = name == "p" and label and label[-1] not in ":.?!"
             self.segments[-1].append(label + ":" if colon else label)
-            self.sticky = len(self.segments[-1])
-        elif name in _PARAGRAPHS and id(tag) not in self.blocky:
+            self.label_end = len(self.segments[-1])
+        elif name in _PARAGRAPHS and id(tag) not in self.wrappers:
             self.boundary()
             self.segments[-1].append(text_of(tag))
             self.boundary()
@@ -199,7 +193,7 @@ class _Walker:
             if name in ("section", "article") and tag.get("id"):
                 self.sections.append(str(tag["id"]))
             return True
-        elif id(tag) in self.blocky:
+        elif id(tag) in self.wrappers:
             return True  # an inline wrapper around blocks (<span><p>..</p></span>): transparent
         else:
             self.segments[-1].append(text_of(tag))
@@ -210,13 +204,13 @@ class _Walker:
         name = tag.name
         if name == "dd" and self.owners and self.owners[-1].scope is tag.parent:
             self.flush()
-            self.pop()
+            self.owners.pop()
         elif name == "dt":
             self.new_segment()
         if self.owners and self.owners[-1].scope is tag:
             self.flush()
             while self.owners and self.owners[-1].scope is tag:
-                self.pop()
+                self.owners.pop()
         if name in ("section", "article") and tag.get("id"):
             self.sections.pop()
         if name in _LISTS:
@@ -235,18 +229,17 @@ class _Walker:
             return
         self.flush()
         if same:
-            self.pop()  # the previous pair had no <dd>, or this <dd> has no <dt>
+            self.owners.pop()  # the previous pair had no <dd>, or this <dd> has no <dt>
         label = _definition_label(tag) if tag.name == "dt" else None
-        self.push(_Owner("definition", tag.parent, label=label, has_dd=tag.name == "dd"))
+        self.owners.append(_Owner("definition", tag.parent, label=label, has_dd=tag.name == "dd"))
 
     def heading(self, tag: Tag) -> None:
         """Emit a heading and make it the last element of the heading path at its level."""
         text, level = collapse(text_of(tag)), int(tag.name[1])
         if not text:
             return
-        if level == 1 and not self.title_seen and not self.headings and text == self.title:
-            self.title_seen = True  # the page title is already the root of every path
-        else:
+        first = not any(b.kind == "heading" for b in self.blocks)
+        if not (level == 1 and first and text == self.title):  # the title is already the path's root
             while self.headings and self.headings[-1][0] >= level:
                 self.headings.pop()
             self.headings.append((level, text))
