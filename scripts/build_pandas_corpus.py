@@ -1,0 +1,155 @@
+"""Rebuild the course's second corpus, a subset of the pandas 1.5.3 docs, from Debian's python-pandas-doc.
+
+    python scripts/build_pandas_corpus.py              # downloads the .deb with apt-get (no install)
+    python scripts/build_pandas_corpus.py --deb FILE   # or uses a .deb you already have
+    python scripts/build_pandas_corpus.py --furniture  # measure site furniture in the shipped pages
+
+Steps: `apt-get download python-pandas-doc=VERSION`, `dpkg-deb -x`, copy the pages listed in
+data/pandas/pages.txt byte for byte into a reproducible tar.xz (sorted names, fixed mtime and
+owner), then write data/pandas/MANIFEST.sha256 with one sha256 per file, and
+data/pandas/LICENSE-pandas.txt from the package's copyright file.
+
+`--furniture` reports, per page and overall, the share of the visible text that is site furniture
+(navigation, sidebars, search box, in-page table of contents, footer): what the course parser
+removes by structure, and what `parse.drop_frequent_blocks` removes on top of that.
+"""
+from __future__ import annotations
+
+import argparse
+import hashlib
+import io
+import statistics
+import subprocess
+import tarfile
+import tempfile
+from pathlib import Path
+
+PACKAGE = "python-pandas-doc"
+VERSION = "1.5.3+dfsg-2"
+REPO = Path(__file__).resolve().parent.parent
+DATA = REPO / "data" / "pandas"
+ARCHIVE = DATA / "pandas-1.5.3-docs.tar.xz"
+MANIFEST = DATA / "MANIFEST.sha256"
+LICENSE = DATA / "LICENSE-pandas.txt"
+HTML_ROOT = Path("usr/share/doc/python-pandas-doc/html")
+COPYRIGHT = Path("usr/share/doc/python-pandas-doc/copyright")
+
+
+def page_list() -> list[str]:
+    """The page paths named in data/pandas/pages.txt (comments and blank lines ignored)."""
+    lines = (DATA / "pages.txt").read_text(encoding="utf-8").splitlines()
+    return [line.strip() for line in lines if line.strip() and not line.startswith("#")]
+
+
+def download_deb(folder: Path) -> Path:
+    """Fetch the pinned .deb into folder with apt-get (needs `apt-get update` once)."""
+    subprocess.run(["apt-get", "download", f"{PACKAGE}={VERSION}"], cwd=folder, check=True)
+    return next(folder.glob(f"{PACKAGE}_*.deb"))
+
+
+def corpus_files(html: Path) -> dict[str, bytes]:
+    """Each listed page's HTML, byte for byte, keyed by its path inside the archive."""
+    return {page: (html / page).read_bytes() for page in page_list()}
+
+
+def write_archive(files: dict[str, bytes]) -> None:
+    """A reproducible tar.xz: same input, same bytes."""
+    with tarfile.open(ARCHIVE, "w:xz", preset=9) as tar:
+        for name in sorted(files):
+            info = tarfile.TarInfo(name)
+            info.size, info.mtime, info.mode = len(files[name]), 0, 0o644
+            info.uid = info.gid = 0
+            info.uname = info.gname = ""
+            tar.addfile(info, io.BytesIO(files[name]))
+
+
+def write_manifest(files: dict[str, bytes]) -> None:
+    """One `<sha256>  <path>` line per file, sorted, as course_lib.corpus reads it."""
+    lines = [f"{hashlib.sha256(files[n]).hexdigest()}  {n}" for n in sorted(files)]
+    MANIFEST.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def build(deb: Path | None) -> None:
+    """Download (unless given) and unpack the .deb, then write archive, manifest and licence."""
+    with tempfile.TemporaryDirectory() as tmp:
+        deb = deb or download_deb(Path(tmp))
+        root = Path(tmp) / "x"
+        subprocess.run(["dpkg-deb", "-x", str(deb), str(root)], check=True)
+        files = corpus_files(root / HTML_ROOT)
+        write_archive(files)
+        write_manifest(files)
+        LICENSE.write_bytes((root / COPYRIGHT).read_bytes())
+    size = sum(len(b) for b in files.values())
+    print(f"{len(files)} pages, {size / 1e6:.1f} MB of HTML -> {ARCHIVE.name} "
+          f"({ARCHIVE.stat().st_size / 1e6:.2f} MB)")
+
+
+def _chars(text: str) -> int:
+    """Characters of visible text, whitespace excluded, so markup layout does not count."""
+    return sum(1 for c in text if not c.isspace())
+
+
+def structural_share(html: str) -> tuple[int, int]:
+    """(visible characters of the page, of them what the parser keeps after removing furniture).
+
+    Counted on the DOM rather than on the parser's blocks, because blocks re-render tables as
+    `header: value` rows and fence code, which would inflate the kept side. The kept side is the
+    parser's main-content element minus its structural boilerplate, exactly as `parse_blocks`
+    selects it; decoration (pilcrows, copy buttons) is not furniture and counts as kept.
+    """
+    from course_lib import parse
+
+    soup = parse.make_soup(html)
+    for tag in soup.select(", ".join(parse.NEVER_CONTENT)):
+        tag.decompose()
+    body = soup.body or soup
+    total = _chars(body.get_text(" "))
+    root = next((m for m in (soup.select_one(s) for s in parse.MAIN_SELECTOR) if m is not None), body)
+    for tag in root.select(", ".join(parse.STRUCTURAL_BOILERPLATE)):
+        tag.decompose()
+    return total, _chars(root.get_text(" "))
+
+
+def furniture_report(folder: Path) -> None:
+    """Print each page's furniture share (by structure, then by frequency), min/median/max, overall."""
+    from course_lib import corpus, parse, pipelines
+
+    pages = corpus.load_pages(folder)
+    totals = {p.path: structural_share(p.html) for p in pages}
+    parsed, _ = parse.parse_corpus(pages, skip_stubs=False)
+    kept, removed = parse.drop_frequent_blocks(parsed, max_share=pipelines.MAX_SHARE)
+    by_freq = {doc: sum(_chars(b.text) for b in blocks) - sum(_chars(b.text) for b in kept[doc])
+               for doc, blocks in parsed.items()}
+    shares, structural, frequency = [], 0, 0
+    print(f"{'structure':>9} {'frequency':>9} {'visible':>8}  page")
+    for doc, (total, content) in totals.items():
+        share, freq = 1 - content / total, by_freq.get(doc, 0) / total
+        shares.append(share)
+        structural += total - content
+        frequency += by_freq.get(doc, 0)
+        print(f"{share:9.1%} {freq:9.1%} {total:8d}  {doc}")
+    visible = sum(total for total, _ in totals.values())
+    print(f"per page, by structure: min {min(shares):.1%}, median {statistics.median(shares):.1%}, "
+          f"max {max(shares):.1%}")
+    print(f"overall: {structural / visible:.1%} of {visible:,} visible characters removed by structure, "
+          f"{frequency / visible:.1%} more by frequency (max_share={pipelines.MAX_SHARE}; "
+          f"{len(removed)} distinct blocks)")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--deb", type=Path, help="an already downloaded python-pandas-doc .deb")
+    parser.add_argument("--furniture", action="store_true",
+                        help="measure site furniture in the extracted corpus instead of building")
+    args = parser.parse_args()
+    if args.furniture:
+        folder = DATA / "corpus"
+        with tarfile.open(ARCHIVE, "r:xz") as tar:
+            tar.extractall(folder, filter="data")  # refuses links and paths outside folder
+        furniture_report(folder)
+    else:
+        build(args.deb)
+
+
+if __name__ == "__main__":
+    main()
