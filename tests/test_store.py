@@ -1,0 +1,213 @@
+"""course_lib.store against a real PostgreSQL + pgvector (the embedded pgserver, or DATABASE_URL).
+
+A hashing embedder stands in for the model so the tests need no weights and run in seconds; the
+lesson runs the same code with the real MiniLM.
+"""
+from __future__ import annotations
+
+import getpass
+import hashlib
+import signal
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytest.importorskip("psycopg")
+pytest.importorskip("pgserver")
+
+from course_lib import store as st  # noqa: E402
+from course_lib.records import Chunk  # noqa: E402
+from course_lib.search import code_aware_tokens, rrf  # noqa: E402
+
+
+class HashEmbedder:
+    """Bag of code-aware terms hashed into `dim` buckets, unit length: similar words, similar vectors."""
+
+    def __init__(self, dim: int = 16, key: str = "hash-embedder"):
+        self.dim, self.key = dim, key
+
+    def embed(self, texts):
+        out = np.zeros((len(texts), self.dim), np.float32)
+        for row, text in enumerate(texts):
+            for term in code_aware_tokens(text) or ["empty"]:
+                out[row, int(hashlib.sha256(term.encode()).hexdigest(), 16) % self.dim] += 1
+        return out / np.linalg.norm(out, axis=1, keepdims=True)
+
+    def count(self, texts):
+        return [len(t.split()) + 2 for t in texts]
+
+
+def page(doc: str, *bodies: str, kinds=("text",)) -> list[Chunk]:
+    return [Chunk(id=f"{doc}#{i}", doc=doc, body=b, title=doc, heading_path=(doc, "Section"),
+                  section_id=f"s{i}", kinds=kinds, context=f"{doc} > Section") for i, b in enumerate(bodies)]
+
+
+CORPUS = (page("library/os.html", "Use os.path.join to build paths.", "os.getcwd returns the directory.")
+          + page("library/datetime.html", "The %Y directive is the year with century.",
+                 "%y is the year without century.", kinds=("table",))
+          + page("tutorial/intro.html", "Python is an easy to learn language.", "Run python3 -X dev."))
+
+
+@pytest.fixture(scope="module")
+def url(tmp_path_factory):
+    with st.embedded_server(tmp_path_factory.mktemp("pg") / "data") as address:
+        yield address
+
+
+@pytest.fixture
+def store(url):
+    conn = st.connect(url)
+    s = st.Store(conn, embedder=HashEmbedder(), rebuild=True)
+    s.index(CORPUS)
+    yield s
+    conn.close()
+
+
+def test_index_is_idempotent(store):
+    again = store.index(CORPUS)
+    assert (again.unchanged, again.chunks_written, again.added, again.changed) == (3, 0, [], [])
+    assert len(store.chunks) == len(CORPUS)
+    assert [c.id for c in store.chunks] == sorted((c.id for c in CORPUS), key=lambda i: (i.split("#")[0], i))
+
+
+def test_changed_page_replaced_and_removed_page_deleted(store):
+    new = [c for c in CORPUS if c.doc == "library/os.html"] + page("tutorial/intro.html", "Rewritten.")
+    report = store.index(new)
+    assert report.changed == ["tutorial/intro.html"] and report.removed == ["library/datetime.html"]
+    assert report.unchanged == 1 and report.chunks_written == 1
+    assert [c.body for c in store.chunks if c.doc == "tutorial/intro.html"] == ["Rewritten."]
+    assert store.conn.execute("SELECT count(*) FROM chunks WHERE doc = 'library/datetime.html'").fetchone()[0] == 0
+    assert store.verify() == []
+
+
+CHILD = textwrap.dedent("""
+    import sys, time
+    sys.path.insert(0, {tests!r})
+    from test_store import HashEmbedder, page
+    from course_lib import store as st
+    s = st.Store(st.connect({url!r}), embedder=HashEmbedder())
+    new = [page(f"p{{i}}.html", f"new text {{i}}", f"more new text {{i}}") for i in range(4)]
+    seen = []
+    def inside(doc):
+        seen.append(doc)
+        if len(seen) == 2:  # one page committed, the second inside its transaction
+            print("inside", doc, flush=True)
+            time.sleep(60)
+    s.index([c for p in new for c in p], inside_page=inside)
+""")
+
+
+def test_sigkill_inside_a_page_transaction_leaves_every_page_old_or_new(url):
+    conn = st.connect(url)
+    s = st.Store(conn, embedder=HashEmbedder(), rebuild=True)
+    old = [page(f"p{i}.html", f"old text {i}") for i in range(4)]
+    s.index([c for p in old for c in p])
+    old_hash = {p[0].doc: st.page_hash(p) for p in old}
+    new_hash = {f"p{i}.html": st.page_hash(page(f"p{i}.html", f"new text {i}", f"more new text {i}"))
+                for i in range(4)}
+    script = CHILD.format(tests=str(Path(__file__).parent), url=url)
+    child = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
+    try:
+        assert child.stdout.readline().startswith("inside p1.html")
+        child.send_signal(signal.SIGKILL)
+        child.wait(10)
+    finally:
+        child.kill()
+    stored = dict(conn.execute("SELECT doc, content_hash FROM pages").fetchall())
+    assert stored["p0.html"] == new_hash["p0.html"]  # committed before the kill
+    assert all(stored[d] in (old_hash[d], new_hash[d]) for d in old_hash)
+    assert stored["p1.html"] == old_hash["p1.html"]
+    assert s.verify() == []
+    assert s.index([c for i in range(4) for c in page(f"p{i}.html", f"new text {i}", f"more new text {i}")]
+                   ).changed == ["p1.html", "p2.html", "p3.html"]
+    conn.close()
+
+
+def test_sql_in_the_question_is_only_text(store):
+    before = store.conn.execute("SELECT count(*) FROM chunks").fetchone()[0]
+    for query in ("'); DROP TABLE chunks; --", "x' OR '1'='1", "a & b | !c :* \\'"):
+        for lexical in ("simple", "english"):
+            store.lexical = lexical
+            assert isinstance(store.search(query, k=5), list)
+    store.conn.execute("SELECT 1 FROM chunks LIMIT 1")
+    assert store.conn.execute("SELECT count(*) FROM chunks").fetchone()[0] == before
+
+
+def test_exact_dense_search_matches_numpy(store):
+    store.exact = True
+    query = "year with century"
+    scores = HashEmbedder().embed([c.text for c in store.chunks]) @ HashEmbedder().embed([query])[0]
+    hits = store.dense(query, k=4)
+    assert np.allclose([h.score for h in hits], np.sort(scores)[::-1][:4], atol=1e-6)
+    assert all(np.isclose(scores[h.index], h.score, atol=1e-6) for h in hits)
+
+
+def test_lexical_uses_code_aware_terms(store):
+    hits = store.lexical_search("os.path.join", k=5)  # the whole name ranks first; "os" alone still matches
+    assert [store.chunks[h.index].body for h in hits][0] == "Use os.path.join to build paths."
+    assert hits[0].score > hits[1].score
+    assert [store.chunks[h.index].body for h in store.lexical_search("%Y", k=5)] == [
+        "The %Y directive is the year with century."]
+    assert [store.chunks[h.index].body for h in store.lexical_search("-X", k=5)] == ["Run python3 -X dev."]
+
+
+def test_sql_rrf_equals_the_python_rrf(store):
+    store.exact = True
+    query = "year of python directory"
+    dense = [h.index for h in store.dense(query, k=50)]
+    lexical = [h.index for h in store.lexical_search(query, k=50)]
+    expected = rrf([dense, lexical], k=60)
+    assert [(h.index, round(h.score, 12)) for h in store.fused(query, k=6)] == [
+        (i, round(s, 12)) for i, s in expected[:6]]
+
+
+def test_filters_are_where_clauses(store):
+    for where in (st.Filter(doc="library/os.html"), st.Filter(path_prefix="library/"),
+                  st.Filter(kinds=("table",)), st.Filter(path_prefix="%")):
+        hits = store.search("year python os", k=10, where=where)
+        assert all(where(store.chunks[h.index]) for h in hits)
+        assert len(hits) == sum(map(where, store.chunks))  # every passing chunk matches some term
+    with pytest.raises(TypeError, match="Filter"):
+        store.search("x", where=lambda chunk: True)
+
+
+def test_stale_model_and_dimension_mismatch_say_what_to_do(store, url):
+    conn = st.connect(url)
+    with pytest.raises(st.StaleIndexError, match="rebuild=True"):
+        st.Store(conn, embedder=HashEmbedder(key="another-model"))
+    with pytest.raises(st.StaleIndexError, match=r"vector\(16\).*vector\(8\).*rebuild=True"):
+        st.Store(conn, embedder=HashEmbedder(dim=8))
+    assert st.Store(conn, embedder=HashEmbedder(dim=8), rebuild=True).chunks == []
+    conn.close()
+
+
+def test_no_server_is_one_line_with_advice():
+    with pytest.raises(st.StoreError) as err:
+        st.connect("postgresql://postgres@127.0.0.1:9/postgres")
+    assert "\n" not in str(err.value) and "DATABASE_URL" in str(err.value)
+
+
+def test_missing_extension_is_one_line_with_advice():
+    import psycopg
+
+    class NoVector:
+        def execute(self, sql, *args):
+            raise psycopg.errors.FeatureNotSupported('extension "vector" is not available')
+
+    with pytest.raises(st.StoreError, match="pgvector") as err:
+        st.Store(NoVector(), embedder=HashEmbedder())
+    assert "\n" not in str(err.value)
+
+
+def test_embedded_server_data_dir_is_per_user_and_writable(monkeypatch, tmp_path):
+    monkeypatch.delenv("COURSE_PG_DIR", raising=False)
+    assert st.default_data_dir().name == f"course_lib-pg-{getpass.getuser()}"
+    monkeypatch.setenv("COURSE_PG_DIR", str(tmp_path))
+    assert st.default_data_dir() == tmp_path
+    monkeypatch.setenv("DATABASE_URL", "postgresql://elsewhere/db")
+    with st.embedded_server() as address:
+        assert address == "postgresql://elsewhere/db"
