@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Sequence
 from functools import lru_cache
 from pathlib import Path
-from typing import Sequence
 
 import numpy as np
 
 from .paths import cache_dir
+from .vectorstore import VectorStore
 
 DEFAULT_EMBEDDER = "all-MiniLM-L6-v2 (bundled)"
 
@@ -61,13 +62,14 @@ def load_embedder(name: str | None = None, *, device: str = "cpu"):
     """Load a SentenceTransformer embedder by name or folder (default: the bundled MiniLM).
 
     Local models load with `local_files_only` so that nothing touches the network; cached per
-    process, because loading takes seconds and every lesson embeds many times.
+    process, because loading takes seconds and every lesson embeds many times. The cache is
+    keyed by the model's file fingerprint too, so a folder whose weights changed is reloaded.
     """
-    return _load_embedder(resolve_model(name), name or DEFAULT_EMBEDDER, device)
+    return _load_embedder(resolve_model(name), name or DEFAULT_EMBEDDER, device, model_fingerprint(name))
 
 
 @lru_cache(maxsize=4)
-def _load_embedder(resolved: tuple[str, bool], label: str, device: str):
+def _load_embedder(resolved: tuple[str, bool], label: str, device: str, fingerprint: str):
     from sentence_transformers import SentenceTransformer
     from transformers.utils import logging as transformers_logging
 
@@ -76,7 +78,7 @@ def _load_embedder(resolved: tuple[str, bool], label: str, device: str):
     try:
         # A local folder never needs the hub; saying so avoids retries against a network we lack.
         return SentenceTransformer(target, device=device, local_files_only=local)
-    except Exception as err:  # noqa: BLE001 - any failure gets the same actionable message
+    except Exception as err:
         raise _load_error(label, err) from err
 
 
@@ -91,7 +93,7 @@ def load_tokenizer(name: str | None = None):
     target, local = resolve_model(name)
     try:
         return AutoTokenizer.from_pretrained(target, local_files_only=local)
-    except Exception as err:  # noqa: BLE001
+    except Exception as err:
         raise _load_error(name or DEFAULT_EMBEDDER, err) from err
 
 
@@ -104,11 +106,61 @@ def max_input_tokens(name: str | None = None) -> int:
     return int(load_embedder(name).max_seq_length)
 
 
+# Files that do not change what a model computes: docs, git metadata, other runtimes' exports.
+_NOT_MODEL = {".md", ".gitattributes", ".gitignore"}
+_OTHER_RUNTIMES = {"onnx", "openvino", ".git", ".cache"}
+_fingerprints: dict[tuple, str] = {}
+
+
+def _folder_fingerprint(folder: Path) -> str:
+    """sha256 of a model folder's files (names and contents), memoised on their sizes and mtimes.
+
+    Contents, not mtimes, make the key, so a cache warmed on a teacher's machine stays valid on
+    a learner's fresh install of the same model; sizes and mtimes only decide whether to hash
+    again, so a process hashes the ~90 MB of MiniLM once (a fraction of a second).
+    """
+    files = sorted(p for p in folder.rglob("*") if p.is_file() and p.suffix not in _NOT_MODEL
+                   and _OTHER_RUNTIMES.isdisjoint(p.relative_to(folder).parts))
+    stats = tuple((p.relative_to(folder).as_posix(), st.st_size, st.st_mtime_ns)
+                  for p, st in ((p, p.stat()) for p in files))
+    if (folder, stats) not in _fingerprints:
+        digest = hashlib.sha256()
+        for path, (rel, size, _) in zip(files, stats, strict=True):
+            digest.update(f"{rel}\0{size}\0".encode())
+            with path.open("rb") as handle:
+                for block in iter(lambda: handle.read(1 << 20), b""):
+                    digest.update(block)
+        _fingerprints[(folder, stats)] = digest.hexdigest()[:16]
+    return _fingerprints[(folder, stats)]
+
+
+@lru_cache(maxsize=16)
+def _hub_fingerprint(name: str) -> str:
+    """A hub model's cached revision (its snapshot folder is named by commit), else just its name."""
+    try:
+        from huggingface_hub import snapshot_download
+
+        return f"hub@{Path(snapshot_download(name, local_files_only=True)).name[:16]}"
+    except Exception:  # not cached yet: the name is all there is to go on
+        return "hub"
+
+
+def model_fingerprint(name: str | None = None) -> str:
+    """A short hash of the files a model is loaded from, so a changed model never serves stale vectors.
+
+    A local folder (the bundled MiniLM included) is hashed by content; a hub name by the cached
+    revision it resolves to.
+    """
+    target, local = resolve_model(name)
+    return _folder_fingerprint(Path(target)) if local else _hub_fingerprint(target)
+
+
 def model_id(name: str | None = None) -> str:
-    """A stable identifier of a model and its input limit, used to key the embedding cache."""
+    """A stable identifier of a model, its files and its input limit, used to key the caches."""
     model = load_embedder(name)
     label = name or DEFAULT_EMBEDDER
-    return f"{label}|max_seq_length={model.max_seq_length}|dim={model.get_embedding_dimension()}"
+    return (f"{label}|max_seq_length={model.max_seq_length}|dim={model.get_embedding_dimension()}"
+            f"|files={model_fingerprint(name)}")
 
 
 def text_key(text: str) -> str:
@@ -116,78 +168,54 @@ def text_key(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-class EmbeddingCache:
-    """Embeddings on disk, keyed by model id and text hash, stored as .npz shards (no pickle).
+def store_folder(kind: str, key: str, *, root: Path | None = None) -> Path:
+    """The folder of one store (`kind`: "embeddings", "token_vectors"): readable name + key hash."""
+    slug = re.sub(r"[^A-Za-z0-9_.-]+", "_", key)[:60]
+    digest = hashlib.sha256(key.encode("utf-8")).hexdigest()[:12]
+    return (root or cache_dir() / kind) / f"{slug}-{digest}"
 
-    Each call that computes new vectors writes one new shard, so nothing is ever rewritten; a
-    shard that cannot be read is deleted and its texts are simply embedded again.
+
+class EmbeddingCache:
+    """Embeddings on disk, keyed by model id and text hash, in a `VectorStore` (float32).
+
+    Several processes (two notebooks, a classroom on one shared COURSE_CACHE_DIR) may read and
+    write it at once. Vectors read once are kept in memory, so a lesson that embeds the same
+    chunks again pays nothing.
     """
 
     def __init__(self, model_key: str, *, root: Path | None = None):
         self.folder = self.folder_for(model_key, root=root)
-        self.folder.mkdir(parents=True, exist_ok=True)
+        self.store = VectorStore(self.folder, dtype=np.float32)
         self._vectors: dict[str, np.ndarray] = {}
-        self.corrupt_shards: list[str] = []
-        self._load()
 
     @staticmethod
     def folder_for(model_key: str, *, root: Path | None = None) -> Path:
         """The cache folder of one model: readable name plus a hash of the full key."""
-        slug = re.sub(r"[^A-Za-z0-9_.-]+", "_", model_key)[:60]
-        digest = hashlib.sha256(model_key.encode("utf-8")).hexdigest()[:12]
-        return (root or cache_dir() / "embeddings") / f"{slug}-{digest}"
-
-    def _load(self) -> None:
-        for shard in sorted(self.folder.glob("*.npz")):
-            try:
-                with np.load(shard, allow_pickle=False) as data:
-                    keys, vectors = data["keys"], data["vectors"]
-                if len(keys) != len(vectors):
-                    raise ValueError("keys and vectors differ in length")
-            except Exception:  # noqa: BLE001 - a corrupt shard is rebuilt, never fatal
-                self.corrupt_shards.append(shard.name)
-                shard.unlink(missing_ok=True)
-                continue
-            self._vectors.update(zip(keys.tolist(), vectors))
-        shards = sorted(self.folder.glob("*.npz"))
-        if len(shards) > self.max_shards:
-            self._compact(shards)
-
-    max_shards = 32
-
-    def _compact(self, shards: list[Path]) -> None:
-        """Merge many small shards (one per query, say) into one, so loading stays fast."""
-        keys = list(self._vectors)
-        merged = self.folder / f"merged-{text_key(''.join(keys))[:16]}.npz"
-        tmp = merged.with_suffix(".tmp.npz")
-        np.savez(tmp, keys=np.array(keys), vectors=np.stack([self._vectors[k] for k in keys]))
-        tmp.replace(merged)
-        for shard in shards:
-            if shard != merged:
-                shard.unlink(missing_ok=True)
+        return store_folder("embeddings", model_key, root=root)
 
     def __len__(self) -> int:
-        return len(self._vectors)
+        return len(self.store)
 
     def get(self, key: str) -> np.ndarray | None:
-        return self._vectors.get(key)
+        if key not in self._vectors:
+            found = self.store.get(key)
+            if found is None:
+                return None
+            self._vectors[key] = found.reshape(-1)
+        return self._vectors[key]
 
     def put_many(self, keys: Sequence[str], vectors: np.ndarray) -> None:
-        """Store new vectors in one shard written atomically (temp file, then rename)."""
-        if not len(keys):
-            return
-        shard = self.folder / f"{text_key(''.join(keys))[:16]}.npz"
-        tmp = shard.with_suffix(".tmp.npz")
-        np.savez(tmp, keys=np.array(keys), vectors=vectors.astype(np.float32))
-        tmp.replace(shard)
-        self._vectors.update(zip(keys, vectors.astype(np.float32)))
+        """Store new vectors (one row per key) in one transaction."""
+        rows = np.asarray(vectors, np.float32)
+        self.store.put_many(keys, [row[None, :] for row in rows])
+        self._vectors.update(zip(keys, rows, strict=True))
 
 
 _open_caches: dict[Path, EmbeddingCache] = {}
 
 
 def open_cache(model_key: str) -> EmbeddingCache:
-    """The process-wide EmbeddingCache of a model, so its shards are read from disk only once."""
+    """The process-wide EmbeddingCache of a model, so each vector is read from disk only once."""
     probe = EmbeddingCache.folder_for(model_key)
     if probe not in _open_caches:
         _open_caches[probe] = EmbeddingCache(model_key)
@@ -213,7 +241,7 @@ def embed(
     cache = open_cache(model_id(model) + f"|normalize={normalize}") if use_cache else None
     known: dict[str, np.ndarray] = {}
     todo: dict[str, str] = {}  # each distinct text once, in first-seen order
-    for key, text in zip(keys, texts):
+    for key, text in zip(keys, texts, strict=True):
         vector = cache.get(key) if cache is not None else None
         if vector is not None:
             known[key] = vector
@@ -227,7 +255,7 @@ def embed(
             convert_to_numpy=True,
             show_progress_bar=progress and len(todo) > 64,
         ).astype(np.float32)
-        known.update(zip(todo, fresh))
+        known.update(zip(todo, fresh, strict=True))
         if cache is not None:
             cache.put_many(list(todo), fresh)
     if not keys:

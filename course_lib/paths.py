@@ -14,7 +14,14 @@ GOLDEN_FILE = DATA_DIR / "golden" / "golden.jsonl"
 
 
 def cache_dir() -> Path:
-    """The on-disk cache root (embeddings, results); created on first use."""
+    """The on-disk cache root (embeddings, token vectors, results); created on first use.
+
+    A folder that cannot be created (a read-only share) is returned as it is: the stores under
+    it then fall back to computing without caching, with one warning, instead of failing here.
+    """
     root = Path(os.environ.get("COURSE_CACHE_DIR", REPO_ROOT / ".cache"))
-    root.mkdir(parents=True, exist_ok=True)
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+    except OSError:
+        pass
     return root

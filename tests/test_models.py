@@ -1,8 +1,13 @@
 """The offline model loader and the disk cache of embeddings."""
+import logging
+import os
+import sqlite3
+
+import diskcache
 import numpy as np
 import pytest
 
-from course_lib import models
+from course_lib import models, vectorstore
 
 
 def test_bundled_model_loads_offline_with_its_real_limit():
@@ -70,21 +75,73 @@ def test_only_new_texts_are_embedded(private_cache, monkeypatch):
     assert calls == [["alpha"], ["gamma"]]
 
 
-def test_a_corrupt_cache_shard_is_rebuilt_not_fatal(private_cache, monkeypatch):
+def _as_new_process(monkeypatch):
+    monkeypatch.setattr(models, "_open_caches", {})
+
+
+def test_a_new_process_reads_the_vectors_back(private_cache, monkeypatch):
     reference = models.embed(["alpha"], progress=False)
-    shards = list(private_cache.rglob("*.npz"))
-    assert len(shards) == 1
-    shards[0].write_bytes(b"this is not a numpy file")
-    monkeypatch.setattr(models, "_open_caches", {})  # as a new process would start
+    _as_new_process(monkeypatch)
     calls = _count_encodes(monkeypatch)
-    again = models.embed(["alpha"], progress=False)
-    assert calls == [["alpha"]]
-    assert np.allclose(again, reference, atol=1e-6)
+    assert np.array_equal(models.embed(["alpha"], progress=False), reference)
+    assert calls == []
+
+
+def test_a_corrupt_cache_still_answers_with_one_warning(private_cache, monkeypatch, caplog):
+    reference = models.embed(["alpha"], progress=False)
+    folder = next(private_cache.rglob("cache.db")).parent
+    for name in ("cache.db", "cache.db-wal", "cache.db-shm"):
+        (folder / name).unlink(missing_ok=True)
+    (folder / "cache.db").write_bytes(b"this is not a database" * 100)
+    _as_new_process(monkeypatch)
+    monkeypatch.setattr(vectorstore, "_warned", set())
+    calls = _count_encodes(monkeypatch)
+    with caplog.at_level(logging.WARNING, logger="course_lib.cache"):
+        first = models.embed(["alpha"], progress=False)
+        second = models.embed(["alpha", "beta"], progress=False)
+    assert np.allclose(first, reference, atol=1e-6) and np.allclose(second[0], reference[0], atol=1e-6)
+    assert len(caplog.records) == 1 and "\n" not in caplog.records[0].getMessage()
+    assert "unusable" in caplog.records[0].getMessage()
+    assert calls == [["alpha"], ["beta"]]  # nothing cached, nothing fails
+
+
+def test_a_read_only_cache_is_still_read(private_cache, monkeypatch, caplog):
+    reference = models.embed(["alpha"], progress=False)
+    _as_new_process(monkeypatch)
+    monkeypatch.setattr(vectorstore, "_warned", set())
+
+    def read_only(*args, **kwargs):
+        raise sqlite3.OperationalError("attempt to write a readonly database")
+
+    monkeypatch.setattr(diskcache, "Cache", read_only)  # root ignores chmod: simulate it
+    calls = _count_encodes(monkeypatch)
+    with caplog.at_level(logging.WARNING, logger="course_lib.cache"):
+        again = models.embed(["alpha", "beta"], progress=False)
+        _as_new_process(monkeypatch)
+        models.embed(["beta"], progress=False)
+    assert np.array_equal(again[0], reference[0])
+    assert calls == [["beta"], ["beta"]]  # alpha read from the read-only cache; beta not stored
+    assert [r.getMessage().split(" is ")[1][:9] for r in caplog.records] == ["read-only"]
+
+
+def test_a_full_disk_is_one_warning_and_the_answer_still_comes(private_cache, monkeypatch, caplog):
+    monkeypatch.setattr(vectorstore, "_warned", set())
+    cache = models.open_cache(models.model_id() + "|normalize=True")
+
+    def full(*args, **kwargs):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(cache.store._cache, "set", full)
+    with caplog.at_level(logging.WARNING, logger="course_lib.cache"):
+        vectors = models.embed(["alpha", "beta"], progress=False)
+        models.embed(["gamma"], progress=False)
+    assert vectors.shape == (2, 384)
+    assert len(caplog.records) == 1 and "cannot be written" in caplog.records[0].getMessage()
 
 
 def test_cache_is_keyed_by_model(private_cache):
     key = models.model_id()
-    assert "max_seq_length=256" in key
+    assert "max_seq_length=256" in key and f"files={models.model_fingerprint()}" in key
     a = models.EmbeddingCache(key)
     b = models.EmbeddingCache(key.replace("256", "128"))
     assert a.folder != b.folder
@@ -92,22 +149,64 @@ def test_cache_is_keyed_by_model(private_cache):
     assert models.EmbeddingCache(key).get("k") is not None and b.get("k") is None
 
 
-def test_cache_shards_hold_no_pickle(private_cache):
-    models.embed(["alpha"], progress=False)
-    shard = next(private_cache.rglob("*.npz"))
-    with np.load(shard, allow_pickle=False) as data:
-        assert data["keys"].dtype.kind == "U" and data["vectors"].shape == (1, 384)
+def test_stray_files_in_the_cache_folder_are_never_read_as_vectors(private_cache):
+    cache = models.EmbeddingCache("test-model")
+    cache.put_many(["k"], np.full((1, 4), 2.0, np.float32))
+    (cache.folder / "x.tmp.npz").write_bytes(b"half a file")
+    (cache.folder / "partial.val").write_bytes(b"\x00" * 7)
+    reopened = models.EmbeddingCache("test-model")
+    assert len(reopened) == 1 and np.array_equal(reopened.get("k"), np.full(4, 2.0, np.float32))
 
 
-def test_many_small_shards_are_compacted_on_load(private_cache, monkeypatch):
-    key = "test-model"
-    cache = models.EmbeddingCache(key)
-    for i in range(models.EmbeddingCache.max_shards + 3):
-        cache.put_many([f"k{i}"], np.full((1, 2), i, np.float32))
-    reloaded = models.EmbeddingCache(key)
-    assert len(list(reloaded.folder.glob("*.npz"))) == 1
-    assert len(reloaded) == models.EmbeddingCache.max_shards + 3
-    assert np.array_equal(models.EmbeddingCache(key).get("k7"), np.full(2, 7, np.float32))
+def _tiny_model(folder):
+    """A 1-layer, 32-wide BERT with MiniLM's tokenizer, saved as a sentence-transformers folder."""
+    import torch
+    from sentence_transformers import SentenceTransformer
+    from sentence_transformers import models as st_models
+    from transformers import AutoTokenizer, BertConfig, BertModel
+
+    torch.manual_seed(0)
+    tokenizer = AutoTokenizer.from_pretrained(models.bundled_model_path())
+    config = BertConfig(vocab_size=tokenizer.vocab_size, hidden_size=32, num_hidden_layers=1,
+                        num_attention_heads=2, intermediate_size=64, max_position_embeddings=64)
+    raw = folder.parent / "raw"
+    BertModel(config).save_pretrained(raw)
+    tokenizer.save_pretrained(raw)
+    word = st_models.Transformer(str(raw), max_seq_length=32)
+    SentenceTransformer(modules=[word, st_models.Pooling(32)]).save(str(folder))
+
+
+def test_a_changed_local_model_is_never_served_stale_vectors(private_cache, tmp_path):
+    import torch
+    from transformers import BertModel
+
+    folder = tmp_path / "tiny"
+    _tiny_model(folder)
+    before = models.embed(["hello world"], model=str(folder), progress=False)
+    key_before = models.model_id(str(folder))
+    weights_folder = next(p.parent for p in folder.rglob("model.safetensors"))
+    bert = BertModel.from_pretrained(weights_folder)
+    with torch.no_grad():
+        for param in bert.parameters():
+            param.add_(torch.randn_like(param))
+    bert.save_pretrained(weights_folder)  # same file names, new weights
+    after = models.embed(["hello world"], model=str(folder), progress=False)
+    assert models.model_id(str(folder)) != key_before
+    assert not np.allclose(before, after, atol=1e-3)
+    assert np.allclose(after, models.load_embedder(str(folder)).encode(
+        ["hello world"], normalize_embeddings=True), atol=1e-5)
+
+
+def test_the_fingerprint_ignores_mtimes_and_readmes(tmp_path):
+    folder = tmp_path / "m"
+    folder.mkdir()
+    (folder / "config.json").write_text("{}")
+    first = models.model_fingerprint(str(folder))
+    (folder / "README.md").write_text("notes")
+    os.utime(folder / "config.json", (1, 1))
+    assert models.model_fingerprint(str(folder)) == first
+    (folder / "config.json").write_text('{"a": 1}')
+    assert models.model_fingerprint(str(folder)) != first
 
 
 def test_duplicates_get_one_row_each_with_or_without_the_cache(private_cache):
