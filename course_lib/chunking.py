@@ -1,11 +1,11 @@
 """Structure-aware chunking: pack a page's blocks into chunks that fit the embedder's window.
 
-The rule from the first seed article: never split inside a block, never combine blocks from
+The rule from the production write-up: never split inside a block, never combine blocks from
 different heading paths, a heading always starts a new chunk, and fill each chunk up to a token
 budget. The budget is counted with the embedder's own tokenizer on the text that is actually
 embedded (context line + body, special tokens included), and defaults to the model's real limit,
 so no chunk is silently truncated. The one exception to "never split inside a block", from the
-second seed: a block that cannot fit even alone is split at its natural joints (code at line
+chunking lesson: a block that cannot fit even alone is split at its natural joints (code at line
 breaks preferring blank lines, tables by rows with the caption repeated, prose at sentences),
 and only as a last resort by tokens.
 """
@@ -109,60 +109,116 @@ Render = Callable[[list[str]], str]
 Fits = Callable[[str], bool]
 
 
-def _longest_fitting_prefix(text: str, render: Render, fits: Fits) -> int:
-    """The end of the longest prefix of `text` that fits when rendered: at a word start if the
-    first word fits, inside the first word otherwise. Gallops, then bisects, so the cost grows
-    with the piece, not with the text."""
-    first = len(text) - len(text.lstrip())  # leading indentation alone is no piece
-    cands: Sequence[int] = [m.start() for m in _WORD_START.finditer(text) if m.start() > first]
-    if not cands or not fits(render([text[: cands[0]]])):
-        cands = range(first + 1, cands[0] if cands else len(text))
-        if not cands or not fits(render([text[: first + 1]])):
+_LEADING_SPACE = re.compile(r"\s*")
+
+
+_WINDOW = 4096  # characters a piece is first looked for in; doubled while the piece fills it
+
+
+def _fitting_end(text: str, start: int, stop: int, render: Render, fits: Fits) -> tuple[int, bool]:
+    """The longest piece `text[start:end]` with `end <= stop` that fits, cut at a word start if
+    the first word fits, inside it otherwise; and whether the piece may go on past `stop`
+    (every candidate up to the window's end fitted). `stop == len(text)` is itself a candidate."""
+    first = _LEADING_SPACE.match(text, start, stop).end()  # leading indentation alone is no piece
+    at_end = stop == len(text)
+    cands: Sequence[int] = [m.start() for m in _WORD_START.finditer(text, first, stop) if m.start() > first]
+    if at_end:
+        cands = [*cands, stop]
+
+    def fits_to(end: int) -> bool:
+        return fits(render([text[start:end]]))
+
+    open_ended = not at_end  # a later word start, past the window, might fit too
+    if not cands or not fits_to(cands[0]):
+        word_end = cands[0] if cands else stop
+        open_ended = open_ended and not cands  # inside a word that ends in the window: no further
+        cands = range(first + 1, word_end + (0 if cands else 1))
+        if not cands or not fits_to(cands[0]):
             raise ValueError(
                 "The token budget cannot hold even one character of this block with its context "
                 "line; raise the budget or shorten the heading path."
             )
     lo, step = 0, 1
-    while step < len(cands) and fits(render([text[: cands[step]]])):
+    while step < len(cands) and fits_to(cands[step]):
         lo, step = step, step * 2
     hi = min(step, len(cands)) - 1  # the first probe that failed, or the last candidate
     while lo < hi:
         mid = (lo + hi + 1) // 2
-        if fits(render([text[: cands[mid]]])):
+        if fits_to(cands[mid]):
             lo = mid
         else:
             hi = mid - 1
-    return cands[lo]
+    return cands[lo], open_ended and lo == len(cands) - 1
 
 
-def _sentence_cut(text: str, cut: int, render: Render, fits: Fits) -> int:
+def _longest_fitting_prefix(text: str, render: Render, fits: Fits, start: int = 0) -> int:
+    """The end of the longest piece `text[start:end]` that fits when rendered: at a word start if
+    the first word fits, inside the first word otherwise; `len(text)` when all the rest fits.
+
+    Looks in a window after `start` that doubles while the piece fills it, and gallops, then
+    bisects, inside it: the cost grows with the piece, never with the rest of the text."""
+    if _LEADING_SPACE.match(text, start).end() == len(text):
+        return len(text)
+    window = _WINDOW
+    while True:
+        stop = min(len(text), start + window)
+        if _LEADING_SPACE.match(text, start, stop).end() == stop < len(text):
+            window *= 2  # only indentation so far: look further
+            continue
+        end, more = _fitting_end(text, start, stop, render, fits)
+        if not more:
+            return end
+        window *= 2
+
+
+def _sentence_cut(text: str, start: int, cut: int, render: Render, fits: Fits) -> int:
     """Move a cut back to the last sentence end before it (a long table cell is usually several
-    sentences), unless that would leave less than half of the piece."""
-    ends, at = [], 0
-    for sentence in split_sentences(text)[:-1]:
+    sentences), unless that would leave less than half of the piece. Looks only at the piece
+    (and the character after it, which decides whether a sentence ends there)."""
+    ends, at = [], start
+    for sentence in split_sentences(text[start : cut + 1])[:-1]:
         at += len(sentence)
         ends.append(at)
-    best = max((e for e in ends if cut / 2 <= e <= cut), default=cut)
-    return best if best == cut or fits(render([text[:best]])) else cut
+    best = max((e for e in ends if start + (cut - start) / 2 <= e <= cut), default=cut)
+    return best if best == cut or fits(render([text[start:best]])) else cut
 
 
 def _hard_cut(unit: str, render: Render, fits: Fits) -> list[str]:
-    """Cut one unit that is too long even alone into consecutive parts that each fit."""
-    parts, rest = [], unit
-    while rest.strip() and not fits(render([rest])):
-        cut = _sentence_cut(rest, _longest_fitting_prefix(rest, render, fits), render, fits)
-        parts.append(rest[:cut].rstrip())
-        rest = rest[cut:]
-    if rest.strip():
-        parts.append(rest)
+    """Cut one unit that is too long even alone into consecutive parts that each fit.
+
+    Works with offsets into `unit` and never measures the whole remainder, so a 5 MB paragraph
+    without punctuation costs time in proportion to its length, not its square."""
+    parts, pos = [], 0
+    while _LEADING_SPACE.match(unit, pos).end() < len(unit):
+        end = _longest_fitting_prefix(unit, render, fits, pos)
+        if end == len(unit):
+            parts.append(unit[pos:])
+            break
+        cut = _sentence_cut(unit, pos, end, render, fits)
+        parts.append(unit[pos:cut].rstrip())
+        pos = cut
     return parts
 
 
+def _merge_blank(units: list[str], sep: str) -> list[str]:
+    """Join each run of blank units into one (rendering is unchanged), so a run of a million empty
+    lines is one unit, not a million re-renders of a growing piece."""
+    merged: list[str] = []
+    for unit in units:
+        if merged and not unit.strip() and not merged[-1].strip():
+            merged[-1] = f"{merged[-1]}{sep}{unit}"
+        else:
+            merged.append(unit)
+    return merged
+
+
 def _pack_units(
-    units: list[str], render: Render, fits: Fits, *, early_break: Callable[[str, list[str]], bool] | None = None
+    units: list[str], render: Render, fits: Fits, *, early_break: Callable[[str, list[str]], bool] | None = None,
+    sep: str = "\n",
 ) -> tuple[list[str], list[bool]]:
     """Greedily group consecutive units into pieces that fit; `early_break` may end a piece
-    sooner (at a blank line in code). Returns the pieces and which of them were hard cut."""
+    sooner (at a blank line in code). `sep` is what `render` puts between units. Returns the
+    pieces and which of them were hard cut."""
     pieces: list[str] = []
     hard: list[bool] = []
     current: list[str] = []
@@ -173,7 +229,7 @@ def _pack_units(
             pieces.append(render(current))
             hard.append(current_hard)
 
-    for unit in units:
+    for unit in _merge_blank(units, sep):
         if current:
             grown = current + [unit]
             if fits(render(grown)) and not (early_break and early_break(unit, current)):
@@ -242,7 +298,7 @@ def split_block(
             return Split(tuple(pieces), "rows", tuple(hard))
         pieces, hard = _pack_units(lines, plain, fits)
         return Split(tuple(pieces), "lines", tuple(hard))
-    pieces, hard = _pack_units(split_sentences(text), lambda units: "".join(units).strip(), fits)
+    pieces, hard = _pack_units(split_sentences(text), lambda units: "".join(units).strip(), fits, sep="")
     return Split(tuple(pieces), "sentences", tuple(hard))
 
 
@@ -283,8 +339,8 @@ def chunk_blocks(
     the embedder's tokenizer) stays within budget, and the next chunk starts with the last
     `overlap_blocks` blocks of the previous one if they fit. `budget` defaults to the embedder's
     real limit. A block too long even alone is split (`split_block`) when `split_long`, each piece
-    starting a chunk, or gets a chunk of its own and is truncated by the model otherwise (the first
-    seed's choice). `margin`
+    starting a chunk, or gets a chunk of its own and is truncated by the model otherwise (the production
+    write-up's choice). `margin`
     holds tokens back, e.g. for an instruction prefix or a tokenizer other than the embedder's.
     Ids are f"{doc}#{n}"; `meta` records the source blocks, pieces, token count and any split.
     """
@@ -363,18 +419,30 @@ def chunk_blocks(
 
 # --- after chunking --------------------------------------------------------------------------
 
-def dedupe(chunks: Iterable[Chunk]) -> tuple[list[Chunk], list[Chunk]]:
-    """Drop exact duplicates (same embedded text, by `content_hash`), keeping the first of each.
+def dedupe(chunks: Iterable[Chunk], *, report: list[tuple[str, str]] | None = None,
+           ) -> tuple[list[Chunk], list[Chunk]]:
+    """Drop exact duplicates (same embedded text, by `content_hash`) within one page, keeping the
+    first of each. Returns (kept, dropped) so a lesson can show what went; ids stay as they were.
 
-    Returns (kept, dropped) so a lesson can show what went; ids are left as they were.
+    The same text on two pages is kept on both: a page present twice in a corpus (two paths, one
+    content) must stay findable under either path, or a golden question citing the second copy
+    could never be answered. Such cross-page duplicates are appended to `report` as (chunk id,
+    id of its first copy), for a caller that wants to say so.
     """
-    seen: set[str] = set()
+    seen: set[tuple[str, str]] = set()
+    first: dict[str, str] = {}
     kept: list[Chunk] = []
     dropped: list[Chunk] = []
     for chunk in chunks:
         digest = chunk.content_hash
-        (dropped if digest in seen else kept).append(chunk)
-        seen.add(digest)
+        if (chunk.doc, digest) in seen:
+            dropped.append(chunk)
+            continue
+        seen.add((chunk.doc, digest))
+        kept.append(chunk)
+        if digest in first and report is not None:
+            report.append((chunk.id, first[digest]))
+        first.setdefault(digest, chunk.id)
     return kept, dropped
 
 

@@ -13,6 +13,7 @@ because a table cell is their most demanding caller (nested tables inside a cell
 from __future__ import annotations
 
 import re
+from collections import deque
 
 from bs4.element import NavigableString, PreformattedString, Script, Stylesheet, Tag, TemplateString
 
@@ -129,7 +130,7 @@ def table_grid(table: Tag) -> tuple[list[list[Tag | None]], list[bool]]:
     pending: dict[int, tuple[Tag, int]] = {}  # column -> (cell, rows still to fill) for rowspans
     for cells, _head in rows:
         line: list[Tag | None] = []
-        queue = list(cells)
+        queue = deque(cells)  # popped from the left: a list would make a wide row quadratic
         while queue or any(col >= len(line) for col in pending):
             col = len(line)
             if col in pending:
@@ -141,7 +142,7 @@ def table_grid(table: Tag) -> tuple[list[list[Tag | None]], list[bool]]:
             if not queue:
                 line.append(None)  # a hole before a later rowspan column
                 continue
-            cell = queue.pop(0)
+            cell = queue.popleft()
             down = _span(cell, "rowspan", min(_MAX_ROWSPAN, len(rows)))
             for _ in range(_span(cell, "colspan", _MAX_COLSPAN)):
                 if down > 1:

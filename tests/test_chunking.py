@@ -181,6 +181,16 @@ def test_dedupe_by_content_hash():
     assert dedupe([]) == ([], [])
 
 
+def test_dedupe_keeps_a_page_that_is_in_the_corpus_twice_and_reports_it():
+    blocks = [text("same words", ("Page", "A"), "a")]
+    one = chunk_blocks(blocks, doc="a.html", title="Page", counter=WORDS)
+    two = chunk_blocks(blocks, doc="copy/a.html", title="Page", counter=WORDS)
+    report: list[tuple[str, str]] = []
+    kept, dropped = dedupe(one + two, report=report)
+    assert [c.doc for c in kept] == ["a.html", "copy/a.html"] and dropped == []
+    assert report == [("copy/a.html#0", "a.html#0")]
+
+
 # --- over-long blocks ------------------------------------------------------------------------
 
 CODE_PATH = ("Page", "Code")
