@@ -56,9 +56,13 @@ def default_data_dir() -> Path:
 
 
 @contextmanager
-def embedded_server(data_dir: str | Path | None = None) -> Iterator[str]:
-    """Yield a PostgreSQL URL: `DATABASE_URL` if set, else an embedded server stopped on exit."""
-    url = os.environ.get("DATABASE_URL")
+def embedded_server(data_dir: str | Path | None = None, *, use_env: bool = True) -> Iterator[str]:
+    """Yield a PostgreSQL URL: `DATABASE_URL` if set, else an embedded server stopped on exit.
+
+    `use_env=False` always starts the embedded one (the tests do, so they never drop tables on
+    a server a learner pointed DATABASE_URL at).
+    """
+    url = os.environ.get("DATABASE_URL") if use_env else None
     if url:
         yield url
         return

@@ -7,9 +7,11 @@ from __future__ import annotations
 
 import getpass
 import hashlib
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import textwrap
 from pathlib import Path
 
@@ -53,9 +55,15 @@ CORPUS = (page("library/os.html", "Use os.path.join to build paths.", "os.getcwd
 
 
 @pytest.fixture(scope="module")
-def url(tmp_path_factory):
-    with st.embedded_server(tmp_path_factory.mktemp("pg") / "data") as address:
-        yield address
+def url():
+    # Not pytest's tmp_path: as root, pgserver runs PostgreSQL as its own user, which must be able
+    # to traverse the folder, and pytest keeps its temp root private (0700).
+    folder = Path(tempfile.mkdtemp(prefix="course_lib-pg-test-"))
+    try:
+        with st.embedded_server(folder / "data", use_env=False) as address:
+            yield address
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 @pytest.fixture
@@ -211,3 +219,19 @@ def test_embedded_server_data_dir_is_per_user_and_writable(monkeypatch, tmp_path
     monkeypatch.setenv("DATABASE_URL", "postgresql://elsewhere/db")
     with st.embedded_server() as address:
         assert address == "postgresql://elsewhere/db"
+
+
+def test_growth_copies_and_binary_load_match_numpy(url):
+    from course_lib.store_growth import measure_growth, perturbed_copies
+
+    base = HashEmbedder(dim=16).embed([c.text for c in CORPUS])
+    grown = perturbed_copies(base, 3, noise=0.1)
+    assert grown.shape == (3 * len(base), 16) and np.allclose(grown[: len(base)], base, atol=1e-6)
+    assert np.allclose(np.linalg.norm(grown, axis=1), 1, atol=1e-5)
+    conn = st.connect(url)
+    point = measure_growth(conn, grown, base[:2], k=5)
+    stored = conn.execute("SELECT embedding::text FROM growth_vectors WHERE id = 7").fetchone()[0]
+    assert np.allclose(np.array(stored.strip("[]").split(","), float), grown[7], atol=1e-6)
+    assert point.n == len(grown) and len(point.hnsw) == len(point.exact_sql) == len(point.numpy) == 2
+    assert point.row()["vectors"] == len(grown)
+    conn.close()
