@@ -8,17 +8,19 @@ which, so a notebook can print which re-ranker produced its numbers.
 """
 from __future__ import annotations
 
-import hashlib
 import os
 from collections import OrderedDict
+from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol, Sequence
+from typing import Protocol
 
 import numpy as np
 
 from . import models
 from .models import ModelLoadError
 from .records import Chunk, Hit
+from .vectorstore import VectorStore
 
 DEFAULT_CROSS_ENCODER = "cross-encoder/ms-marco-MiniLM-L-6-v2"
 MAXSIM = "maxsim"
@@ -45,7 +47,7 @@ def rerank(reranker: Reranker, query: str, hits: Sequence[Hit], chunks: Sequence
     if not shortlist:
         return []
     scores = reranker.score(query, [chunks[h.index] for h in shortlist], batch_size=batch_size)
-    rescored = [Hit(h.index, float(s)) for h, s in zip(shortlist, scores)]
+    rescored = [Hit(h.index, float(s)) for h, s in zip(shortlist, scores, strict=True)]
     return sorted(rescored, key=lambda hit: -hit.score)
 
 
@@ -123,22 +125,28 @@ class MaxSimReranker:
     Special tokens ([CLS], [SEP]) and padding are dropped via the attention mask and the
     tokenizer's special ids: in a model trained with mean pooling they carry no word of their
     own, and every chunk's [SEP] would match the query's [SEP] alike. Each token vector is
-    L2-normalised. Chunk token vectors are kept in memory (float16, at most `cache_size` chunks,
-    least recently used dropped) keyed by text hash, because the same chunks reach the shortlist
-    for many queries. Texts are cut at `max_tokens` word pieces (default: the model's own limit).
-    MiniLM was not trained for MaxSim (ColBERT was), so expect a weaker re-ranker than a
-    cross-encoder; it is the stand-in that keeps the lesson runnable offline.
+    L2-normalised. Texts are cut at `max_tokens` word pieces (default: the model's own limit).
+
+    Chunk token vectors are an index, as in every late-interaction system: computed once, the
+    first time a chunk is shortlisted, and kept on disk next to the embedding cache (float16,
+    keyed by the model's fingerprint, `max_tokens` and the text's hash; `persist=False` keeps
+    them in memory only). A bounded in-memory LRU (`cache_size` chunks) sits in front. A warm
+    re-rank therefore costs one query encoding plus the MaxSim arithmetic: storage traded for
+    query time (see `token_store_size`). MiniLM was not trained for MaxSim (ColBERT was), so
+    expect a weaker re-ranker than a cross-encoder; it keeps the lesson runnable offline.
     """
 
     def __init__(self, model: str | None = None, *, max_tokens: int | None = None,
-                 cache_size: int = 4096):
+                 cache_size: int = 4096, persist: bool = True):
         self.encoder = models.load_embedder(model)
         self.name = f"{MAXSIM}:{model or models.DEFAULT_EMBEDDER}"
         limit = int(self.encoder.max_seq_length)
         self.max_tokens = min(max_tokens, limit) if max_tokens else limit
+        self.width = int(self.encoder.get_embedding_dimension())
         self.cache_size = cache_size
         self._cache: OrderedDict[str, np.ndarray] = OrderedDict()
         self._special = np.array(sorted(set(self.encoder.tokenizer.all_special_ids)))
+        self.store = open_token_store(model, max_tokens=self.max_tokens) if persist else None
 
     def _truncate(self, text: str) -> str:
         """Cut the text after the word piece that fills `max_tokens` (special tokens counted)."""
@@ -149,20 +157,41 @@ class MaxSimReranker:
                             truncation=True, max_length=room + 1)["offset_mapping"]
         return text if len(offsets) <= room else text[: offsets[room - 1][1]]
 
-    def token_vectors(self, texts: Sequence[str], *, batch_size: int = 32) -> list[np.ndarray]:
-        """Unit token vectors of each text, without special tokens, as float16 (cached)."""
-        keys = [hashlib.sha256(t.encode("utf-8")).hexdigest() for t in texts]
-        missing = {k: t for k, t in zip(keys, texts) if k not in self._cache}
+    def _encode(self, texts: Sequence[str], *, batch_size: int) -> list[np.ndarray]:
+        """Unit token vectors of each text, without special tokens, as float16."""
+        outputs = self.encoder.encode([self._truncate(t) for t in texts], output_value=None,
+                                      batch_size=batch_size, show_progress_bar=False)
+        found = []
+        for out in outputs:
+            ids, mask = out["input_ids"].cpu().numpy(), out["attention_mask"].cpu().numpy()
+            keep = (mask == 1) & ~np.isin(ids, self._special)
+            vectors = out["token_embeddings"].float().cpu().numpy()[keep]
+            norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+            found.append((vectors / np.maximum(norms, 1e-12)).astype(np.float16))
+        return found
+
+    def token_vectors(self, texts: Sequence[str], *, batch_size: int = 32,
+                      persist: bool = True) -> list[np.ndarray]:
+        """Unit token vectors of each text (float16): from memory, else disk, else computed.
+
+        Computed vectors are written to the disk store when `persist` (chunks); a query is
+        encoded with `persist=False`, since it is seldom asked twice and would only grow the index.
+        """
+        keys = [models.text_key(t) for t in texts]
+        missing: dict[str, str] = {}
+        for key, text in zip(keys, texts, strict=True):
+            if key in self._cache or key in missing:
+                continue
+            stored = self.store.get(key, width=self.width) if self.store is not None else None
+            if stored is not None:
+                self._cache[key] = stored
+            else:
+                missing[key] = text
         if missing:
-            outputs = self.encoder.encode([self._truncate(t) for t in missing.values()],
-                                          output_value=None, batch_size=batch_size,
-                                          show_progress_bar=False)
-            for key, out in zip(missing, outputs):
-                ids, mask = out["input_ids"].cpu().numpy(), out["attention_mask"].cpu().numpy()
-                keep = (mask == 1) & ~np.isin(ids, self._special)
-                vectors = out["token_embeddings"].float().cpu().numpy()[keep]
-                norms = np.linalg.norm(vectors, axis=1, keepdims=True)
-                self._cache[key] = (vectors / np.maximum(norms, 1e-12)).astype(np.float16)
+            fresh = self._encode(list(missing.values()), batch_size=batch_size)
+            self._cache.update(zip(missing, fresh, strict=True))
+            if persist and self.store is not None:
+                self.store.put_many(list(missing), fresh)
         found = []
         for key in keys:
             self._cache.move_to_end(key)
@@ -175,9 +204,64 @@ class MaxSimReranker:
         """MaxSim of the query against each chunk's text."""
         if not chunks:
             return np.zeros(0)
-        query_vectors = self.token_vectors([query])[0]
+        query_vectors = self.token_vectors([query], persist=False)[0]
         doc_vectors = self.token_vectors([c.text for c in chunks], batch_size=batch_size)
         return np.array([maxsim(query_vectors, d) for d in doc_vectors], dtype=np.float64)
+
+
+_token_stores: dict[Path, VectorStore] = {}
+
+
+def open_token_store(model: str | None = None, *, max_tokens: int | None = None) -> VectorStore:
+    """The process-wide disk store of a model's chunk token vectors (float16), under COURSE_CACHE_DIR."""
+    limit = max_tokens or models.max_input_tokens(model)
+    folder = models.store_folder("token_vectors", f"{models.model_id(model)}|max_tokens={limit}")
+    if folder not in _token_stores:
+        _token_stores[folder] = VectorStore(folder, dtype=np.float16)
+    return _token_stores[folder]
+
+
+@dataclass(frozen=True)
+class StoreSize:
+    """What the token-vector store costs for a set of chunks, and what is on disk now."""
+
+    chunks: int
+    tokens: int
+    width: int
+    stored_chunks: int
+    stored_bytes: int
+
+    @property
+    def bytes(self) -> int:
+        """float16 bytes of every chunk's token vectors (the values; the index adds little)."""
+        return self.tokens * self.width * 2
+
+    @property
+    def bytes_per_chunk(self) -> float:
+        return self.bytes / max(self.chunks, 1)
+
+    def __str__(self) -> str:
+        return (f"token-vector store for {self.chunks:,} chunks ({self.tokens:,} tokens x {self.width} "
+                f"dims, float16): {self.bytes / 1e6:,.1f} MB, {self.bytes_per_chunk / 1e3:,.1f} KB per "
+                f"chunk; on disk now: {self.stored_chunks:,} chunks, {self.stored_bytes / 1e6:,.1f} MB")
+
+
+def token_store_size(chunks: Sequence[Chunk], *, reranker: MaxSimReranker | None = None) -> StoreSize:
+    """The disk cost of keeping every chunk's token vectors, without computing any of them.
+
+    Counts each chunk's word pieces with the model's tokenizer (cut at the re-ranker's limit,
+    special tokens excluded, as `token_vectors` stores them), so a lesson can show the storage
+    figure in seconds; `stored_*` say what the store holds now.
+    """
+    reranker = reranker or MaxSimReranker()
+    tokenizer = reranker.encoder.tokenizer
+    room = reranker.max_tokens - tokenizer.num_special_tokens_to_add()
+    ids = tokenizer([c.text for c in chunks], add_special_tokens=False, truncation=True,
+                    max_length=room)["input_ids"]
+    store = reranker.store
+    return StoreSize(chunks=len(chunks), tokens=sum(len(i) for i in ids), width=reranker.width,
+                     stored_chunks=len(store) if store is not None else 0,
+                     stored_bytes=store.size_bytes() if store is not None else 0)
 
 
 def _in_hub_cache(name: str, cache_dir: str | None) -> bool:

@@ -1,16 +1,24 @@
 """Unit tests of course_lib.rerank: MaxSim, a real (tiny) cross-encoder, the offline fallback."""
 from __future__ import annotations
 
-import time
+import socket
 
 import numpy as np
 import pytest
 
+from course_lib import models
 from course_lib import rerank as rr
 from course_lib.models import DEFAULT_EMBEDDER, ModelLoadError
 from course_lib.records import Chunk, Hit
-from course_lib.rerank import (DEFAULT_CROSS_ENCODER, CrossEncoderReranker, MaxSimReranker,
-                               describe, load_reranker, maxsim, rerank)
+from course_lib.rerank import (
+    DEFAULT_CROSS_ENCODER,
+    CrossEncoderReranker,
+    MaxSimReranker,
+    describe,
+    load_reranker,
+    maxsim,
+    rerank,
+)
 
 WORDS = ("how do i join two paths path file system year format code day month the a of to with "
          "and os datetime").split()
@@ -56,7 +64,7 @@ def tiny_reranker(tiny_model):
 
 @pytest.fixture(scope="module")
 def maxsim_reranker():
-    return MaxSimReranker()
+    return MaxSimReranker(persist=False)  # memory only: these tests must not write the real cache
 
 
 # --- maxsim ----------------------------------------------------------------------------------
@@ -127,6 +135,47 @@ def test_maxsim_reranker_truncates_and_bounds_its_cache():
     assert MaxSimReranker(max_tokens=10_000).max_tokens == 256  # never past the model's limit
 
 
+def _new_process(monkeypatch):
+    monkeypatch.setattr(rr, "_token_stores", {})
+
+
+def test_chunk_token_vectors_are_an_index_on_disk(private_cache, monkeypatch):
+    _new_process(monkeypatch)
+    first = MaxSimReranker()
+    reference = first.score("How do I combine two paths?", REAL_CHUNKS)
+    assert len(first.store) == 3  # the chunks, not the query
+    _new_process(monkeypatch)
+    second = MaxSimReranker()  # a fresh process: empty memory, the same disk
+    encoded = []
+    real_encode = second.encoder.encode
+    monkeypatch.setattr(second.encoder, "encode",
+                        lambda texts, **kw: encoded.append(list(texts)) or real_encode(texts, **kw))
+    again = second.score("How do I combine two paths?", REAL_CHUNKS)
+    assert encoded == [["How do I combine two paths?"]]  # one query encoding, no chunk
+    np.testing.assert_allclose(again, reference, rtol=1e-6)
+    stored = second.store.get(models.text_key(REAL_CHUNKS[1].text), width=384)
+    assert stored.dtype == np.float16
+    np.testing.assert_array_equal(stored, first.token_vectors([REAL_CHUNKS[1].text])[0])
+
+
+def test_the_token_store_is_keyed_by_the_cut(private_cache, monkeypatch):
+    _new_process(monkeypatch)
+    assert MaxSimReranker(max_tokens=8).store.folder != MaxSimReranker().store.folder
+    assert MaxSimReranker(persist=False).store is None
+
+
+def test_token_store_size_predicts_what_is_stored(private_cache, monkeypatch):
+    _new_process(monkeypatch)
+    reranker = MaxSimReranker()
+    reranker.score("query", REAL_CHUNKS)
+    size = rr.token_store_size(REAL_CHUNKS, reranker=reranker)
+    rows = sum(len(v) for v in reranker.token_vectors([c.text for c in REAL_CHUNKS]))
+    assert (size.chunks, size.tokens, size.width, size.stored_chunks) == (3, rows, 384, 3)
+    assert size.bytes == rows * 384 * 2 and size.bytes_per_chunk == pytest.approx(size.bytes / 3)
+    assert size.stored_bytes >= size.bytes
+    assert "3 chunks" in str(size) and "KB per chunk" in str(size)
+
+
 # --- CrossEncoderReranker on a real tiny model ----------------------------------------------
 
 def test_cross_encoder_scores_one_finite_value_per_chunk(tiny_reranker, tiny_model):
@@ -178,10 +227,16 @@ def test_rerank_ties_keep_the_fused_order():
 
 def test_hub_name_offline_fails_fast_with_advice(monkeypatch, tmp_path):
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    start = time.perf_counter()
+    attempts = []
+
+    def no_network(sock, address):
+        attempts.append(address)
+        raise OSError("network disabled in this test")
+
+    monkeypatch.setattr(socket.socket, "connect", no_network)
     with pytest.raises(ModelLoadError) as info:
         CrossEncoderReranker(DEFAULT_CROSS_ENCODER, cache_dir=str(tmp_path))
-    assert time.perf_counter() - start < 20  # no retries against an unreachable hub
+    assert attempts == []  # no retries against an unreachable hub: it never even tried
     message = str(info.value)
     assert DEFAULT_CROSS_ENCODER in message and "local folder" in message
     assert "MaxSimReranker" in message and "HF_HUB_OFFLINE" in message
