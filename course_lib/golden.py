@@ -10,14 +10,17 @@ from __future__ import annotations
 import argparse
 import html
 import json
+import os
 import re
 import sys
 import unicodedata
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from bs4 import BeautifulSoup, Tag
 from bs4.element import Comment
+
+from .errors import GoldenError
 
 KINDS = ("paraphrase", "exact", "table", "code", "context", "unanswerable")
 SPLITS = ("dev", "test")
@@ -28,8 +31,7 @@ _HEADINGS = {f"h{level}": level for level in range(1, 7)}
 _WHITESPACE = re.compile(r"\s+")
 
 
-class GoldenError(ValueError):
-    """A golden-set line that cannot be read; the message names the file and the line."""
+MAX_EVIDENCE_CHARS = 400  # a 20-word quote is never longer; a huge "word" is a paste error
 
 
 @dataclass(frozen=True)
@@ -97,6 +99,8 @@ def _check_question(q: Question) -> list[str]:
             "an unanswerable question must have doc, section and evidence all null"]
     if None in located:
         return [f"a '{q.kind}' question needs doc, section and evidence (none may be null)"]
+    if len(q.evidence) > MAX_EVIDENCE_CHARS:
+        return [f"evidence has {len(q.evidence)} characters; it must have at most {MAX_EVIDENCE_CHARS}"]
     words = len(q.evidence.split())
     if not MIN_EVIDENCE_WORDS <= words <= MAX_EVIDENCE_WORDS:
         return [f"evidence has {words} words; it must have "
@@ -104,12 +108,32 @@ def _check_question(q: Question) -> list[str]:
     return []
 
 
+def _read_text(path: Path) -> str:
+    """A golden file's text: UTF-8 (a BOM is allowed), or a one-line GoldenError saying how to fix it."""
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        raise GoldenError("no such file", path=path, hint="check the --golden path") from None
+    except IsADirectoryError:
+        raise GoldenError("a folder, not a golden file", path=path, hint="give the .jsonl file") from None
+    except OSError as err:
+        raise GoldenError(f"cannot read ({err.strerror or err})", path=path, hint="check its permissions") from None
+    if raw.startswith((b"\xff\xfe", b"\xfe\xff")) or b"\x00" in raw[:4096]:
+        raise GoldenError("UTF-16 or binary, not UTF-8 text", path=path, line=1,
+                          hint="save the file as UTF-8 (one JSON object per line)")
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError as err:
+        line = raw[: err.start].count(b"\n") + 1
+        raise GoldenError(f"byte {raw[err.start]:#04x} is not UTF-8", path=path, line=line,
+                          hint="save the file as UTF-8") from None
+
+
 def _numbered_lines(path: Path):
     """Yield (line number, text) for the non-blank lines of a JSONL file."""
-    with path.open(encoding="utf-8") as handle:
-        for number, line in enumerate(handle, start=1):
-            if line.strip():
-                yield number, line
+    for number, line in enumerate(_read_text(path).splitlines(), start=1):
+        if line.strip():
+            yield number, line
 
 
 def load_golden(path: str | Path, *, split: str | None = None) -> list[Question]:
@@ -129,15 +153,19 @@ def load_golden(path: str | Path, *, split: str | None = None) -> list[Question]
             if problems:
                 raise ValueError(problems[0])
         except ValueError as err:
-            raise GoldenError(f"{path.name}:{number}: {err}") from None
+            raise GoldenError(str(err), path=path.name, line=number,
+                              hint="fix that line (see `validate-golden`)") from None
         seen.add(q.id)
         questions.append(q)
     return [q for q in questions if split is None or q.split in (None, split)]
 
 
-def _load_soup(path: Path) -> BeautifulSoup:
-    """Parse a page and drop script and style, whose text no reader ever sees."""
-    soup = BeautifulSoup(path.read_bytes(), "lxml")
+def _load_soup(path: Path, html: str | None = None) -> BeautifulSoup:
+    """Parse a page (decoded like the pipelines decode it) and drop script and style, whose
+    text no reader ever sees."""
+    from .parse import decode_html
+
+    soup = BeautifulSoup(html if html is not None else decode_html(path.read_bytes()), "lxml")
     for tag in soup(["script", "style"]):
         tag.decompose()
     return soup
@@ -173,45 +201,136 @@ def section_text(soup: BeautifulSoup, section_id: str) -> str | None:
     return " ".join(parts)
 
 
-def _check_in_corpus(q: Question, corpus_dir: Path, soups: dict) -> list[str]:
-    """Problems with where a question says its answer is: page, section id, quote."""
-    page = corpus_dir / q.doc
+def normalize_doc(doc: str, corpus_dir: Path) -> str:
+    """A golden `doc` as the page path the pipelines use (relative to the corpus, POSIX), or
+    ValueError when it leaves the corpus. "./x.html", "a/../x.html" and an absolute path inside
+    the corpus all name "x.html"; "../x.html" or an absolute path elsewhere is refused."""
+    root = Path(os.path.abspath(corpus_dir))
+    target = Path(os.path.abspath(doc if os.path.isabs(doc) else root / doc))
+    if not target.is_relative_to(root) or target == root:
+        raise ValueError(f"doc '{doc}' points outside the corpus {corpus_dir}")
+    return target.relative_to(root).as_posix()
+
+
+def _section_ids(soup: BeautifulSoup, section_id: str) -> set[str]:
+    """The id of a section and of every element inside it (the parser tags each block with its
+    innermost section, so a block of a subsection carries the subsection's id)."""
+    element = soup.find(id=section_id)
+    if element is None:
+        return set()
+    if element.name in _HEADINGS and element.parent is not None and element.parent.name == "section":
+        element = element.parent
+    nodes = [element] + ([s for s in element.next_siblings if isinstance(s, Tag)]
+                         if element.name in _HEADINGS else [])
+    ids = {section_id}
+    for node in nodes:
+        if node is not element and _HEADINGS.get(node.name, 99) <= _HEADINGS.get(element.name, 0):
+            break
+        ids |= {t["id"] for t in node.find_all(id=True)} | ({node["id"]} if node.get("id") else set())
+    return ids
+
+
+class _Page:
+    """One page as the validator sees it: the soup (raw section text) and, on demand, the blocks
+    the course's parser makes of it (what the pipelines index)."""
+
+    def __init__(self, path: Path, html: str | None) -> None:
+        self.html = html
+        self.soup = _load_soup(path) if html is None else _load_soup(path, html)
+        self._blocks = None
+
+    def parser_text(self, section_id: str) -> str:
+        from .parse import parse_blocks
+
+        if self._blocks is None:
+            self._blocks = parse_blocks(self.html if self.html is not None else str(self.soup))
+        ids = _section_ids(self.soup, section_id)
+        return "\n".join(b.text for b in self._blocks if b.section_id in ids)
+
+
+def _check_in_corpus(q: Question, corpus_dir: Path, soups: dict, pages: dict[str, str] | None = None) -> list[str]:
+    """Problems with where a question says its answer is: page, section id, quote.
+
+    The quote may match the section's visible text or the text the course's parser keeps for
+    it (a quote of raw markup inside <pre> is text to the parser, a tag to a plain soup)."""
     if q.doc not in soups:
-        soups[q.doc] = _load_soup(page) if page.is_file() else None
+        page = corpus_dir / q.doc
+        if pages is not None:
+            soups[q.doc] = _Page(page, pages[q.doc]) if q.doc in pages else None
+        else:
+            soups[q.doc] = _Page(page, None) if page.is_file() else None  # pragma: no cover
     if soups[q.doc] is None:
         return [f"doc '{q.doc}' not found under {corpus_dir}"]
-    text = section_text(soups[q.doc], q.section)
+    page = soups[q.doc]
+    text = section_text(page.soup, q.section)
     if text is None:
         return [f"no element with id '{q.section}' in {q.doc}"]
-    if normalize(q.evidence) not in normalize(text):
+    evidence = normalize(q.evidence)
+    if evidence not in normalize(text) and evidence not in normalize(page.parser_text(q.section)):
         return [f"evidence not found in section '{q.section}' of {q.doc}"]
     return []
+
+
+@dataclass(frozen=True)
+class GoldenCheck:
+    """A golden file checked against a corpus: its questions (doc paths normalised), and each
+    problem as (line, question id or None, message)."""
+
+    questions: list[Question]
+    problems: list[tuple[int, str | None, str]]
+    path: Path
+
+    def messages(self) -> list[str]:
+        return [f"{self.path.name}:{line}: {message}" for line, _, message in self.problems]
+
+
+def check_golden(path: str | Path, corpus_dir: str | Path, *, pages: dict[str, str] | None = None,
+                 split: str | None = None) -> GoldenCheck:
+    """Check a golden file against a corpus: the one judge `validate-golden` and `evaluate` share.
+
+    `pages` maps page path to decoded HTML (what the pipelines load); without it, pages are
+    read from `corpus_dir` with the same decoder. Questions of other splits are checked too
+    but only those of `split` are returned.
+    """
+    path, corpus_dir = Path(path), Path(corpus_dir)
+    if pages is None:
+        from .corpus import load_corpus
+
+        pages = {page.path: page.html for page in load_corpus(corpus_dir).pages}
+    problems, questions, seen, soups = [], [], set(), {}
+    for number, line in _numbered_lines(path):
+        try:
+            q = _parse_record(line)
+        except ValueError as err:
+            problems.append((number, None, str(err)))
+            continue
+        found = [f"duplicate id '{q.id}'"] if q.id in seen else []
+        seen.add(q.id)
+        found += _check_question(q)
+        if not found and q.answerable:
+            try:
+                q = replace(q, doc=normalize_doc(q.doc, corpus_dir))
+            except ValueError as err:
+                found = [str(err)]
+            else:
+                found = _check_in_corpus(q, corpus_dir, soups, pages)
+        problems += [(number, q.id, message) for message in found]
+        if split is None or q.split in (None, split):
+            questions.append(q)
+    return GoldenCheck(questions, problems, path)
 
 
 def validate_golden(path: str | Path, corpus_dir: str | Path) -> list[str]:
     """Check a golden file against the corpus and return one message per problem found.
 
     Checks each line for valid JSON, required fields and types, a known kind and split, a
-    unique id, a 4-20 word quote, nulls that agree with the kind, and that the quote occurs
-    (after `normalize`) in the visible text of the named section of the named page. Messages
-    read "golden.jsonl:17: evidence not found in section 'x' of y.html"; an empty list means
-    the file is valid. Pages are parsed once per call.
+    unique id, a 4-20 word quote, nulls that agree with the kind, a doc path that stays inside
+    the corpus, and that the quote occurs (after `normalize`) in the visible text of the named
+    section of the named page, or in the text the course's parser keeps for that section.
+    Messages read "golden.jsonl:17: evidence not found in section 'x' of y.html"; an empty list
+    means the file is valid. Pages are parsed once per call.
     """
-    path, corpus_dir = Path(path), Path(corpus_dir)
-    errors, seen, soups = [], set(), {}
-    for number, line in _numbered_lines(path):
-        try:
-            q = _parse_record(line)
-        except ValueError as err:
-            errors.append(f"{path.name}:{number}: {err}")
-            continue
-        problems = [f"duplicate id '{q.id}'"] if q.id in seen else []
-        seen.add(q.id)
-        problems += _check_question(q)
-        if not problems and q.answerable:
-            problems = _check_in_corpus(q, corpus_dir, soups)
-        errors += [f"{path.name}:{number}: {problem}" for problem in problems]
-    return errors
+    return check_golden(path, corpus_dir).messages()
 
 
 def validate_main(argv: list[str] | None = None) -> int:

@@ -88,7 +88,7 @@ def test_load_golden_error_names_file_and_line(tmp_path):
 
 def test_load_golden_rejects_duplicate_ids(tmp_path):
     path = write_golden(tmp_path, GOOD, GOOD)
-    with pytest.raises(GoldenError, match=r"^golden.jsonl:2: duplicate id$"):
+    with pytest.raises(GoldenError, match=r"^golden.jsonl:2: duplicate id —"):
         load_golden(path)
 
 
@@ -209,7 +209,7 @@ def test_validate_reports_every_bad_line_and_continues(tmp_path):
 def test_validate_parses_each_page_once(tmp_path, monkeypatch):
     calls = []
     real = golden._load_soup
-    monkeypatch.setattr(golden, "_load_soup", lambda p: calls.append(p) or real(p))
+    monkeypatch.setattr(golden, "_load_soup", lambda p, html=None: calls.append(p) or real(p, html))
     lines = [{**GOOD, "id": str(i)} for i in range(4)]
     assert validate_golden(write_golden(tmp_path, *lines), CORPUS) == []
     assert calls == [CORPUS / "library" / "datetime.html"]
