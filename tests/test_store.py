@@ -21,9 +21,9 @@ import pytest
 pytest.importorskip("psycopg")
 pytest.importorskip("pgserver")
 
-from course_lib import store as st  # noqa: E402
-from course_lib.records import Chunk  # noqa: E402
-from course_lib.search import code_aware_tokens, rrf  # noqa: E402
+from course_lib import store as st
+from course_lib.records import Chunk
+from course_lib.search import code_aware_tokens, rrf
 
 
 class HashEmbedder:
@@ -156,7 +156,7 @@ def test_exact_dense_search_matches_numpy(store):
 
 def test_lexical_uses_code_aware_terms(store):
     hits = store.lexical_search("os.path.join", k=5)  # the whole name ranks first; "os" alone still matches
-    assert [store.chunks[h.index].body for h in hits][0] == "Use os.path.join to build paths."
+    assert store.chunks[hits[0].index].body == "Use os.path.join to build paths."
     assert hits[0].score > hits[1].score
     assert [store.chunks[h.index].body for h in store.lexical_search("%Y", k=5)] == [
         "The %Y directive is the year with century."]
