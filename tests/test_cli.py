@@ -28,7 +28,7 @@ def test_evaluate_runs_on_any_folder_and_writes_json(tmp_path, capsys, private_c
     assert code == 0
     assert "skipped broken.html" in printed
     result = json.loads(out.read_text())
-    assert result["pages"] == 3 and result["n_answerable"] + result["n_unanswerable"] == 5
+    assert result["pages"] == 2 and result["n_answerable"] + result["n_unanswerable"] == 5
     assert 0.0 <= result["recall@5"] <= 1.0 and set(result["by_kind"]) >= {"table"}
 
 
