@@ -11,6 +11,7 @@ from typing import Iterable, Mapping
 import soupsieve
 from bs4.element import Tag
 
+from . import settings
 from .records import Block
 from .tables import collapse
 
@@ -132,8 +133,8 @@ class FrequentBlock:
 def drop_frequent_blocks(
     pages_blocks: Mapping[str, list[Block]] | Iterable[list[Block]],
     *,
-    max_share: float = 0.05,
-    min_pages: int = 3,
+    max_share: float = settings.MAX_SHARE,
+    min_pages: int = settings.MIN_PAGES,
     keep_kinds: tuple[str, ...] = ("heading",),
 ) -> tuple[Mapping[str, list[Block]] | list[list[Block]], list[FrequentBlock]]:
     """Drop blocks whose text appears on more than `max_share` of the pages (and on >= `min_pages`).

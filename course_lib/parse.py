@@ -18,9 +18,10 @@ the nesting depth for list items and definitions, 0 otherwise.
 """
 from __future__ import annotations
 
+import inspect
 import re
 from pathlib import Path
-from typing import Iterable
+from typing import Iterable, Mapping
 
 from bs4 import BeautifulSoup
 
@@ -37,12 +38,17 @@ from .boilerplate import (  # noqa: F401 - re-exported: the parser's public name
 )
 from .codeblocks import _repair_raw_pre, code_text  # noqa: F401
 from .decode import decode_html, sniff_encoding  # noqa: F401
+from . import settings
 from .records import Block, Page
 from .tables import collapse, text_of
 from .walker import HEADINGS, _Walker  # noqa: F401
 
 # Tried in order; the first that matches is the page's main content, else the whole <body>.
 MAIN_SELECTOR = ('[role="main"]', "main", "article")
+
+
+class ParserFailures(RuntimeError):
+    """Too many pages broke the parser itself: a bug or a wrong option, not a few odd pages."""
 
 
 class ParseError(Exception):
@@ -109,7 +115,7 @@ def parse_blocks(
     return _Walker(title, definition_paths=definition_paths).walk(root)
 
 
-def is_stub(blocks: list[Block], *, min_chars: int = 200) -> bool:
+def is_stub(blocks: list[Block], *, min_chars: int = settings.MIN_CHARS) -> bool:
     """True when a page has fewer than `min_chars` characters of text outside its headings."""
     return sum(len(b.text) for b in blocks if b.kind != "heading") < min_chars
 
@@ -122,12 +128,27 @@ def _check_html(text: str, path: str | Path) -> None:
         raise ParseError(path, "no HTML tags: not an HTML file")
 
 
+def check_parse_options(options: Mapping[str, object], *, extra: tuple[str, ...] = (
+        "min_chars", "skip_stubs", "max_failure_share")) -> None:
+    """Raise TypeError for a keyword that neither `parse_blocks` nor `parse_corpus` takes.
+
+    Checked at the call, before any page is read: passed on, a misspelt option would make
+    `parse_blocks` raise on every page, each recorded as a page-level "parser failed".
+    """
+    known = {n for n, p in inspect.signature(parse_blocks).parameters.items() if p.kind is p.KEYWORD_ONLY}
+    unknown = sorted(set(options) - known - set(extra))
+    if unknown:
+        raise TypeError(f"unknown parser option(s) {', '.join(unknown)}; "
+                        f"known: {', '.join(sorted(known | set(extra)))}")
+
+
 def parse_file(path: str | Path, **kwargs) -> list[Block]:
     """Read, decode and parse one HTML file; raise ParseError with a clear reason if it is not HTML.
 
     Empty, binary (NUL bytes) and tag-less files are refused before parsing; a parser that still
     fails is reported with the file's path. Keyword arguments go to `parse_blocks`.
     """
+    check_parse_options(kwargs, extra=())
     try:
         raw = Path(path).read_bytes()
     except OSError as err:
@@ -147,8 +168,9 @@ def parse_file(path: str | Path, **kwargs) -> list[Block]:
 def parse_corpus(
     items: Iterable[Page | str | Path],
     *,
-    min_chars: int = 200,
+    min_chars: int = settings.MIN_CHARS,
     skip_stubs: bool = True,
+    max_failure_share: float = settings.PARSER_FAILURE_LIMIT,
     **kwargs,
 ) -> tuple[dict[str, list[Block]], list[tuple[str, str]]]:
     """Parse many pages (Page records or file paths); one bad file never stops the rest.
@@ -156,7 +178,13 @@ def parse_corpus(
     Returns the blocks per page path and the skipped pages as (path, reason): unreadable,
     empty, binary or tag-less files, parser failures, and stubs with fewer than `min_chars`
     characters of text (when `skip_stubs`). Every page given is in exactly one of the two.
+
+    Unknown keywords are a TypeError before any page is read. A run where the parser itself
+    raised on more than `max_failure_share` of the pages (and on at least
+    `settings.PARSER_FAILURE_MIN`) raises ParserFailures: that is a bug, not a result. Raise
+    the bar (`max_failure_share=1`) for a site a learner knows to be odd.
     """
+    check_parse_options(kwargs, extra=())
     parsed: dict[str, list[Block]] = {}
     skipped: list[tuple[str, str]] = []
     for item in items:
@@ -178,4 +206,11 @@ def parse_corpus(
             skipped.append((key, f"stub: {chars} characters of text (< {min_chars})"))
             continue
         parsed[key] = blocks
+    failed = [(path, reason) for path, reason in skipped if reason.startswith("parser failed")]
+    total = len(parsed) + len(skipped)
+    if len(failed) >= settings.PARSER_FAILURE_MIN and len(failed) > max_failure_share * total:
+        shown = "; ".join(f"{path}: {reason}" for path, reason in failed[:3])
+        raise ParserFailures(f"the parser failed on {len(failed)} of {total} pages (more than "
+                             f"{max_failure_share:.0%}), e.g. {shown}. Pass max_failure_share=1 "
+                             f"to keep the pages that parse.")
     return parsed, skipped

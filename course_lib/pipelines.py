@@ -1,6 +1,6 @@
 """The pipelines the lessons build, registered by name so any of them runs on any corpus.
 
-`build_pipeline("naive", pages)` returns a retriever; `python -m course_lib evaluate --pipeline
+`build_pipeline("naive", pages)` returns a `Pipeline` (course_lib/pipeline.py); `python -m course_lib evaluate --pipeline
 NAME` scores it on a golden file. Each lesson adds one technique and registers the result here,
 so a practitioner can run the whole comparison on their own site:
 
@@ -10,27 +10,29 @@ so a practitioner can run the whole comparison on their own site:
     context      lesson 04  + the page title and heading path embedded with each chunk
     limited      lesson 05  + over-long blocks split so no chunk exceeds the model's limit
     bm25         lesson 06  the lesson 05 chunks, searched with code-aware BM25 alone
-    hybrid       lesson 06  dense + BM25 fused by reciprocal rank fusion (k = 60)
-    reranked     lesson 07  hybrid, then the top 30 re-ranked
+    hybrid       lesson 06  dense + BM25 fused by reciprocal rank fusion (k = settings.RRF_K)
+    reranked     lesson 07  hybrid, then the top settings.TOP_N re-ranked: settings.FINAL_PIPELINE
 """
 from __future__ import annotations
 
 from functools import lru_cache
 from typing import Callable, Sequence
 
+from . import settings
 from .chunking import blocks_to_text, chunk_blocks, dedupe
 from .naive import fixed_size_chunks, naive_chunks
-from .parse import FrequentBlock, drop_frequent_blocks, parse_corpus
+from .parse import FrequentBlock, check_parse_options, drop_frequent_blocks, parse_corpus
+from .pipeline import Pipeline
 from .records import Block, Chunk, Page
-from .rerank import Reranker, RerankingRetriever, load_reranker
-from .search import BM25Retriever, DenseRetriever, HybridRetriever, Retriever
+from .rerank import MaxSimReranker, Reranker, load_reranker
 
-Builder = Callable[..., Retriever]
+Builder = Callable[..., Pipeline]
 PIPELINES: dict[str, tuple[Builder, str]] = {}
+MAX_SHARE = settings.MAX_SHARE  # kept importable: lessons read it from here
 
 
 def register(name: str, description: str) -> Callable[[Builder], Builder]:
-    """Decorator adding a pipeline builder `(pages, *, model) -> Retriever` under `name`."""
+    """Decorator adding a pipeline builder `(pages, *, model) -> Pipeline` under `name`."""
 
     def add(builder: Builder) -> Builder:
         PIPELINES[name] = (builder, description)
@@ -39,15 +41,14 @@ def register(name: str, description: str) -> Callable[[Builder], Builder]:
     return add
 
 
-def build_pipeline(name: str, pages: Sequence[Page], *, model: str | None = None) -> Retriever:
+def build_pipeline(name: str, pages: Sequence[Page], *, model: str | None = None) -> Pipeline:
     """Build a registered pipeline over pages; an unknown name lists the known ones."""
     if name not in PIPELINES:
         raise KeyError(f"unknown pipeline {name!r}; known: {', '.join(PIPELINES)}")
     builder, _ = PIPELINES[name]
-    return builder(pages, model=model)
-
-
-MAX_SHARE = 0.5  # lesson 03: lower thresholds remove real, repeated labels on a corpus this small
+    pipeline = builder(pages, model=model)
+    pipeline.name = name
+    return pipeline
 
 
 def clean_corpus(pages: Sequence[Page], *, max_share: float = MAX_SHARE, **parse_options,
@@ -55,11 +56,14 @@ def clean_corpus(pages: Sequence[Page], *, max_share: float = MAX_SHARE, **parse
     """Parse every page into blocks and drop boilerplate by structure and by frequency.
 
     `parse_options` go to `parse.parse_blocks` (e.g. `drop_boilerplate=False`, or
-    `main_selector=None` to read the whole body). Returns the blocks per page, the skipped
-    pages with their reasons (stubs, unreadable files), and the blocks removed for appearing
-    on more than `max_share` of the pages (`max_share=1` turns that step off). Cached per
-    process: lessons call it with the same pages many times.
+    `main_selector=None` to read the whole body) or to `parse.parse_corpus` (`min_chars`,
+    `max_failure_share`); a misspelt one is a TypeError here, before any page is parsed.
+    Returns the blocks per page, the skipped pages with their reasons (stubs, unreadable
+    files), and the blocks removed for appearing on more than `max_share` of the pages
+    (`max_share=1` turns that step off). Cached per process: lessons call it with the same
+    pages many times; a build that raises is not cached.
     """
+    check_parse_options(parse_options)
     return _clean_corpus(tuple(pages), max_share, tuple(sorted(parse_options.items())))
 
 
@@ -70,8 +74,8 @@ def _clean_corpus(pages: tuple[Page, ...], max_share: float, parse_options: tupl
     return kept, skipped, removed
 
 
-def clean_fixed_chunks(pages: Sequence[Page], *, size: int = 1000, overlap: int = 200,
-                       max_share: float = MAX_SHARE) -> list[Chunk]:
+def clean_fixed_chunks(pages: Sequence[Page], *, size: int = settings.NAIVE_SIZE,
+                       overlap: int = settings.NAIVE_OVERLAP, max_share: float = MAX_SHARE) -> list[Chunk]:
     """Lesson 03's chunks: the cleaned text of each page, cut like lesson 01's."""
     blocks, _, _ = clean_corpus(pages, max_share=max_share)
     return [chunk for doc, page_blocks in blocks.items()
@@ -84,8 +88,8 @@ def page_title(blocks: Sequence[Block], doc: str) -> str:
 
 
 def structured_chunks(pages: Sequence[Page], *, context: bool = True, split_long: bool = True,
-                      budget: int | None = None, overlap_blocks: int = 0, max_share: float = MAX_SHARE,
-                      model: str | None = None, **parse_options) -> list[Chunk]:
+                      budget: int | None = None, overlap_blocks: int = settings.OVERLAP_BLOCKS,
+                      max_share: float = MAX_SHARE, model: str | None = None, **parse_options) -> list[Chunk]:
     """Lessons 04-05's chunks: whole blocks packed within one heading path, exact duplicates dropped.
 
     `budget` defaults to the model's real input limit, counted with its own tokenizer on the
@@ -100,52 +104,61 @@ def structured_chunks(pages: Sequence[Page], *, context: bool = True, split_long
     return dedupe(chunks)[0]
 
 
+def retriever_over(chunks: Sequence[Chunk], *, model: str | None = None, bm25: bool = True,
+                   dense: bool = True, reranker: Reranker | None = None, top_n: int = settings.TOP_N,
+                   **options) -> Pipeline:
+    """The retrieval half of a pipeline over given chunks: dense and/or BM25 (fused by RRF when
+    both), optionally re-ranked. Lesson 09's ablations switch one part off at a time; `options`
+    (`rrf_k`, `candidates`, `parallel`...) go to `Pipeline`."""
+    return Pipeline.over(chunks, model=model, dense=dense, bm25=bm25, reranker=reranker, top_n=top_n, **options)
+
+
+def reranker_for(model: str | None) -> Reranker:
+    """The lesson 07 re-ranker; the MaxSim fallback uses the pipeline's own embedder `model`."""
+    reranker = load_reranker()
+    if model is not None and isinstance(reranker, MaxSimReranker):
+        return MaxSimReranker(model)
+    return reranker
+
+
 @register("naive", "lesson 01: regex-stripped text, fixed 1,000-character chunks, dense search")
-def naive_pipeline(pages: Sequence[Page], *, model: str | None = None) -> Retriever:
-    return DenseRetriever(naive_chunks(pages), model=model)
+def naive_pipeline(pages: Sequence[Page], *, model: str | None = None) -> Pipeline:
+    return retriever_over(naive_chunks(pages), model=model, bm25=False)
 
 
 @register("clean", "lesson 03: parsed text without boilerplate, the same fixed-size chunks")
-def clean_pipeline(pages: Sequence[Page], *, model: str | None = None) -> Retriever:
-    return DenseRetriever(clean_fixed_chunks(pages), model=model)
+def clean_pipeline(pages: Sequence[Page], *, model: str | None = None) -> Pipeline:
+    return retriever_over(clean_fixed_chunks(pages), model=model, bm25=False)
 
 
 @register("structured", "lesson 04: whole blocks packed within one heading path, no context line")
-def structured_pipeline(pages: Sequence[Page], *, model: str | None = None) -> Retriever:
-    return DenseRetriever(structured_chunks(pages, context=False, split_long=False, model=model), model=model)
+def structured_pipeline(pages: Sequence[Page], *, model: str | None = None) -> Pipeline:
+    return retriever_over(structured_chunks(pages, context=False, split_long=False, model=model),
+                          model=model, bm25=False)
 
 
 @register("context", "lesson 04: structured chunks with title > heading path embedded")
-def context_pipeline(pages: Sequence[Page], *, model: str | None = None) -> Retriever:
-    return DenseRetriever(structured_chunks(pages, split_long=False, model=model), model=model)
+def context_pipeline(pages: Sequence[Page], *, model: str | None = None) -> Pipeline:
+    return retriever_over(structured_chunks(pages, split_long=False, model=model), model=model, bm25=False)
 
 
 @register("limited", "lesson 05: over-long blocks split so no chunk exceeds the model's limit")
-def limited_pipeline(pages: Sequence[Page], *, model: str | None = None) -> Retriever:
-    return DenseRetriever(structured_chunks(pages, model=model), model=model)
-
-
-def retriever_over(chunks: Sequence[Chunk], *, model: str | None = None, bm25: bool = True,
-                   dense: bool = True, reranker: Reranker | None = None, top_n: int = 30) -> Retriever:
-    """The retrieval half of a pipeline over given chunks: dense and/or BM25 (fused by RRF when
-    both), optionally re-ranked. Lesson 09's ablations switch one part off at a time."""
-    parts = ([DenseRetriever(chunks, model=model)] if dense else []) + ([BM25Retriever(chunks)] if bm25 else [])
-    if not parts:
-        raise ValueError("a retriever needs dense or bm25 (or both)")
-    base = parts[0] if len(parts) == 1 else HybridRetriever(parts)
-    return base if reranker is None else RerankingRetriever(base, reranker, top_n=top_n)
+def limited_pipeline(pages: Sequence[Page], *, model: str | None = None) -> Pipeline:
+    return retriever_over(structured_chunks(pages, model=model), model=model, bm25=False)
 
 
 @register("bm25", "lesson 06: code-aware BM25 alone over the lesson 05 chunks")
-def bm25_pipeline(pages: Sequence[Page], *, model: str | None = None) -> Retriever:
+def bm25_pipeline(pages: Sequence[Page], *, model: str | None = None) -> Pipeline:
     return retriever_over(structured_chunks(pages, model=model), dense=False)
 
 
-@register("hybrid", "lesson 06: dense + BM25 fused by reciprocal rank fusion (k = 60)")
-def hybrid_pipeline(pages: Sequence[Page], *, model: str | None = None) -> Retriever:
+@register("hybrid", f"lesson 06: dense + BM25 fused by reciprocal rank fusion (k = {settings.RRF_K})")
+def hybrid_pipeline(pages: Sequence[Page], *, model: str | None = None) -> Pipeline:
     return retriever_over(structured_chunks(pages, model=model), model=model)
 
 
-@register("reranked", "lesson 07: hybrid, then the top 30 re-ranked (cross-encoder if available, else MaxSim)")
-def reranked_pipeline(pages: Sequence[Page], *, model: str | None = None) -> Retriever:
-    return retriever_over(structured_chunks(pages, model=model), model=model, reranker=load_reranker())
+@register("reranked", f"lesson 07: hybrid, then the top {settings.TOP_N} re-ranked (cross-encoder if "
+                      "available, else MaxSim)")
+def reranked_pipeline(pages: Sequence[Page], *, model: str | None = None) -> Pipeline:
+    return retriever_over(structured_chunks(pages, model=model), model=model, reranker=reranker_for(model))
+

@@ -7,7 +7,6 @@ Rankings are deterministic: equal scores are ordered by chunk index (see `rank_h
 from __future__ import annotations
 
 import math
-import re
 import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Callable, Iterable, Literal, Protocol, Sequence
@@ -15,7 +14,8 @@ from typing import Callable, Iterable, Literal, Protocol, Sequence
 import numpy as np
 from rank_bm25 import BM25Okapi
 
-from . import models
+from . import models, settings
+from .lexical import case_sensitive_spans, code_aware_tokens, simple_tokens  # noqa: F401 - re-exported
 from .records import Chunk, Hit
 
 Where = Callable[[Chunk], bool]
@@ -54,6 +54,13 @@ def top_k(scores: np.ndarray, k: int, *, mask: np.ndarray | None = None) -> list
         best = candidates[np.argpartition(-scores[candidates], k - 1)[:k]]
         candidates = candidates[scores[candidates] >= scores[best].min()]
     return rank_hits(Hit(int(i), float(scores[i])) for i in candidates)[:k]
+
+
+def check_k(k: int) -> int:
+    """Refuse a ranking depth below 1: `k=0` is a programming error, not an empty result."""
+    if not isinstance(k, int) or isinstance(k, bool) or k < 1:
+        raise ValueError(f"k must be an integer >= 1, not {k!r}")
+    return k
 
 
 def where_mask(chunks: Sequence[Chunk], where: Where | None) -> np.ndarray | None:
@@ -127,79 +134,17 @@ class DenseRetriever:
         return models.embed([query], model=self.model, use_cache=self.cache_queries,
                             progress=False)[0]
 
-    def search(self, query: str, *, k: int = 20, where: Where | None = None) -> list[Hit]:
-        """The k chunks most similar to the query (cosine = dot product of unit vectors)."""
-        scores = self.vectors @ self.embed_query(query).astype(np.float32)
+    def search(self, query: str, *, k: int = settings.DEPTH, where: Where | None = None,
+               vector: np.ndarray | None = None) -> list[Hit]:
+        """The k chunks most similar to the query (cosine = dot product of unit vectors).
+
+        `vector` is the query's embedding when the caller already has it (a pipeline embeds
+        the query once and shares it; a service caches it), so it is not computed again.
+        """
+        check_k(k)
+        query_vector = self.embed_query(query) if vector is None else vector
+        scores = self.vectors @ np.asarray(query_vector, dtype=np.float32)
         return top_k(scores, k, mask=where_mask(self.chunks, where))
-
-
-# ---------------------------------------------------------------------------------------------
-# Tokenizers for BM25
-
-# Order matters: a format code or an option must be claimed before the word rule eats its letters.
-_TOKEN_RE = re.compile(
-    r"(?P<fmt>%(?:\(\w+\))?[-#0+]*\d*(?:\.\d+)?[A-Za-z])"  # %Y, %-d, %5.2f, %(asctime)s
-    r"|(?P<opt>(?<![\w-])--?[A-Za-z][\w-]*)"              # -X, --user (not the "-in" of built-in)
-    r"|(?P<word>\w+(?:\.\w+)*)"                           # words, snake_case, dotted.names, 3.11
-)
-# Pieces of one identifier segment: snake_case on "_", CamelCase on case changes; digits stay
-# attached (sha256, utf8, E501 are names, "256" alone is not).
-_PIECE_RE = re.compile(r"[A-Z]+\d*(?![a-z])|[A-Z]?[a-z]+\d*|\d+")
-
-
-def _parts(whole: str) -> list[str]:
-    """The findable parts of a dotted, snake_case or CamelCase name, lowercased."""
-    parts: list[str] = []
-    for segment in re.split(r"[.\-]+", whole):
-        parts.append(segment)
-        for piece in filter(None, segment.split("_")):
-            # Non-ASCII words (café, Straße) have no CamelCase convention to split on.
-            parts.extend(_PIECE_RE.findall(piece) if piece.isascii() else [piece])
-    return [p.lower() for p in parts if p.strip("_")]
-
-
-def case_sensitive_spans(text: str) -> list[tuple[int, int]]:
-    """Where in `text` case is the meaning: format codes (`%Y` vs `%y`) and single-dash options
-    (`-X` vs `-x`). The BM25 tokenizer and the result-cache key both keep exactly these as typed."""
-    return [match.span() for match in _TOKEN_RE.finditer(text) if _keeps_case(match)]
-
-
-def _keeps_case(match: re.Match) -> bool:
-    return match.lastgroup == "fmt" or (match.lastgroup == "opt" and not match.group().startswith("--"))
-
-
-def code_aware_tokens(text: str) -> list[str]:
-    """Split text into BM25 terms that keep code findable whole AND by its parts.
-
-    `os.path.join` gives ["os.path.join", "os", "path", "join"], `__init__` gives
-    ["__init__", "init"], `--user` gives ["--user", "user"], `str.format()` gives
-    ["str.format", "str", "format"] (the call parentheses are dropped: docs write both forms),
-    `ThreadPoolExecutor` also gives "thread", "pool", "executor". Everything is lowercased
-    (PYTHONPATH, EEXIST and Path are matched whatever the case the user types) EXCEPT where case
-    is the meaning: format codes (`%Y` year with century vs `%y` without, `%M` minute vs `%m`
-    month) and single-dash options (`-X` vs `-x` are different interpreter options); those are
-    kept whole, with their case and without their one-letter part.
-    """
-    tokens: list[str] = []
-    for match in _TOKEN_RE.finditer(text):
-        raw = match.group()
-        if _keeps_case(match):
-            tokens.append(raw)
-            tokens.extend(p.lower() for p in re.findall(r"\((\w+)\)", raw))  # %(asctime)s
-        else:
-            whole = raw.rstrip("-").lower()
-            tokens.append(whole)
-            tokens.extend(dict.fromkeys(p for p in _parts(raw.rstrip("-")) if p != whole))
-    return tokens
-
-
-def simple_tokens(text: str) -> list[str]:
-    """Lowercase runs of word characters: the usual BM25 tokenizer, shown for contrast.
-
-    It turns `os.path.join` into three unrelated words and `%Y` into "y", which is why plain BM25
-    is weak on code-heavy documentation.
-    """
-    return re.findall(r"\w+", text.lower())
 
 
 # ---------------------------------------------------------------------------------------------
@@ -286,8 +231,9 @@ class BM25Retriever:
             matched[docs] = True
         return scores, matched
 
-    def search(self, query: str, *, k: int = 20, where: Where | None = None) -> list[Hit]:
+    def search(self, query: str, *, k: int = settings.DEPTH, where: Where | None = None) -> list[Hit]:
         """The k best-scoring chunks among those that contain at least one query term."""
+        check_k(k)
         scores, matched = self.scores(query)
         mask = where_mask(self.chunks, where)
         return top_k(scores, k, mask=matched if mask is None else matched & mask)
@@ -317,7 +263,7 @@ def idf_table(retriever: BM25Retriever, terms: Sequence[str]) -> list[dict]:
 # Fusion
 
 
-def rrf(rankings: Sequence[Sequence[int]], *, k: int = 60) -> list[tuple[int, float]]:
+def rrf(rankings: Sequence[Sequence[int]], *, k: int = settings.RRF_K) -> list[tuple[int, float]]:
     """Reciprocal rank fusion: each list adds 1 / (k + rank + 1) to every id it ranks (rank from 0).
 
     Exactly the seed article's function, returning (id, score) so the fused score can be shown.
@@ -362,6 +308,32 @@ def weighted_fusion(hit_lists: Sequence[Sequence[Hit]], *, weights: Sequence[flo
     return rank_hits(Hit(index, math.fsum(parts)) for index, parts in terms.items())
 
 
+def fuse(hit_lists: Sequence[Sequence[Hit]], *, fusion: Literal["rrf", "weighted"] = "rrf",
+         rrf_k: int = settings.RRF_K, weights: Sequence[float] | None = None) -> list[Hit]:
+    """Fuse ranked lists into one: by rank (`rrf`) or by weighted, min-max scaled score.
+
+    The one place fusion happens: `HybridRetriever`, and through it every pipeline and the
+    search service, call this.
+    """
+    if fusion == "rrf":
+        return [Hit(i, s) for i, s in rrf([[h.index for h in hits] for hits in hit_lists], k=rrf_k)]
+    count = len(hit_lists)
+    return weighted_fusion(hit_lists, weights=list(weights) if weights is not None else [1 / count] * count)
+
+
+def same_chunks(retrievers: Sequence[Retriever]) -> None:
+    """Raise ValueError unless every retriever indexes the same chunks in the same order.
+
+    Fusion adds up scores by chunk INDEX: two lists of equal length but different chunks
+    (another chunker, another page set) would fuse unrelated chunks without any error.
+    """
+    first = [c.id for c in retrievers[0].chunks]
+    for other in retrievers[1:]:
+        if other.chunks is not retrievers[0].chunks and [c.id for c in other.chunks] != first:
+            raise ValueError(f"retrievers index different chunk lists ({len(first)} and "
+                             f"{len(other.chunks)} chunks, ids differ): fusion would mix unrelated chunks")
+
+
 class HybridRetriever:
     """Runs several retrievers on the same chunks, concurrently, and fuses their rankings.
 
@@ -373,8 +345,8 @@ class HybridRetriever:
     """
 
     def __init__(self, retrievers: Sequence[Retriever], *,
-                 fusion: Literal["rrf", "weighted"] = "rrf", rrf_k: int = 60,
-                 weights: Sequence[float] | None = None, candidates: int = 50,
+                 fusion: Literal["rrf", "weighted"] = "rrf", rrf_k: int = settings.RRF_K,
+                 weights: Sequence[float] | None = None, candidates: int = settings.CANDIDATES,
                  parallel: bool = True):
         if not retrievers:
             raise ValueError("HybridRetriever needs at least one retriever")
@@ -382,9 +354,7 @@ class HybridRetriever:
             raise ValueError(f"fusion must be 'rrf' or 'weighted', not {fusion!r}")
         if fusion == "rrf" and weights is not None:
             raise ValueError("weights apply to fusion='weighted'; RRF fuses ranks only")
-        sizes = {len(r.chunks) for r in retrievers}
-        if len(sizes) != 1:
-            raise ValueError(f"retrievers index different chunk lists (sizes {sorted(sizes)})")
+        same_chunks(retrievers)
         self.retrievers = list(retrievers)
         self.chunks = self.retrievers[0].chunks
         self.fusion, self.rrf_k, self.candidates = fusion, rrf_k, candidates
@@ -400,27 +370,32 @@ class HybridRetriever:
         self.last_timings: dict[str, float] = {}
         self._pool = ThreadPoolExecutor(len(retrievers)) if parallel else None
 
-    def _timed(self, retriever: Retriever, query: str, n: int, where: Where | None):
+    def _timed(self, retriever: Retriever, query: str, n: int, where: Where | None, vector):
         start = time.perf_counter()
-        hits = retriever.search(query, k=n, where=where)
+        if vector is not None and isinstance(retriever, DenseRetriever):
+            hits = retriever.search(query, k=n, where=where, vector=vector)
+        else:
+            hits = retriever.search(query, k=n, where=where)
         return hits, time.perf_counter() - start
 
-    def search(self, query: str, *, k: int = 20, where: Where | None = None) -> list[Hit]:
-        """The k best chunks by fused score (the RRF or weighted score is each Hit's score)."""
+    def search(self, query: str, *, k: int = settings.DEPTH, where: Where | None = None,
+               vectors: dict[str | None, np.ndarray] | None = None) -> list[Hit]:
+        """The k best chunks by fused score (the RRF or weighted score is each Hit's score).
+
+        `vectors` maps an embedding model name to the query's vector under it: a dense
+        retriever with that model uses it instead of embedding the query again.
+        """
+        check_k(k)
         start = time.perf_counter()
         n = max(k, self.candidates)
+        given = [(vectors or {}).get(getattr(r, "model", None)) for r in self.retrievers]
         if self._pool is not None:
-            futures = [self._pool.submit(self._timed, r, query, n, where) for r in self.retrievers]
+            futures = [self._pool.submit(self._timed, r, query, n, where, v) for r, v in zip(self.retrievers, given)]
             results = [f.result() for f in futures]
         else:
-            results = [self._timed(r, query, n, where) for r in self.retrievers]
+            results = [self._timed(r, query, n, where, v) for r, v in zip(self.retrievers, given)]
         fuse_start = time.perf_counter()
-        hit_lists = [hits for hits, _ in results]
-        if self.fusion == "rrf":
-            fused = [Hit(i, s) for i, s in rrf([[h.index for h in hits] for hits in hit_lists],
-                                                 k=self.rrf_k)]
-        else:
-            fused = weighted_fusion(hit_lists, weights=self.weights)
+        fused = fuse([hits for hits, _ in results], fusion=self.fusion, rrf_k=self.rrf_k, weights=self.weights)
         end = time.perf_counter()
         self.last_timings = {name: seconds for name, (_, seconds) in zip(self.names, results)}
         self.last_timings.update(fuse=end - fuse_start, total=end - start)

@@ -1,31 +1,35 @@
-"""Serving a query fast: caches, parallel retrievers, batched re-ranking, per-stage timings.
+"""Serving a query fast: caches around one `Pipeline`, per-stage timings, prompt assembly.
 
-The first seed made its pipeline both more accurate and faster. `SearchService` runs the final
-pipeline one stage at a time so each stage can be timed and each cache measured:
+The production write-up made its pipeline both more accurate and faster. `SearchService` serves
+a `course_lib.pipeline.Pipeline`, the very object lessons 06-09 evaluate, and adds only what
+serving needs:
 
-    embed query (cached) -> BM25 || dense (in parallel) -> RRF -> re-rank top_n (batched)
+    query-vector cache -> Pipeline.search (embed, BM25 || dense, fuse, re-rank) -> result cache (TTL)
 
-and `build_prompt` assembles the top chunks with numbered sources for an LLM.
+It contains no retrieval or fusion of its own, so what lesson 08 times is what lesson 09 scores.
+`build_prompt` assembles the top chunks with numbered sources for an LLM.
 """
 from __future__ import annotations
 
 import os
 import re
 import time
-from collections import OrderedDict
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
+import cachetools
 import numpy as np
 
-from . import models
+from . import settings
+from .pipeline import STAGES, Pipeline
 from .records import Chunk, Hit
-from .rerank import Reranker, rerank
-from .search import BM25Retriever, case_sensitive_spans, make_filter, rrf, top_k, where_mask
+from .rerank import Reranker
+from .search import BM25Retriever, DenseRetriever, case_sensitive_spans, make_filter
 
-DOCS_URL = "https://docs.python.org/3.11/"
-STAGES = ("embed query", "bm25", "dense", "fuse", "rerank")
+__all__ = ["DOCS_URL", "STAGES", "Answer", "LRUCache", "SearchService", "TTLCache", "ask_llm", "build_prompt",
+           "filter_key", "normalize_query", "source_url"]
+
+DOCS_URL = "https://docs.python.org/3.11/"  # the shipped corpus's site; pass base_url=None for paths alone
 
 
 def normalize_query(query: str) -> str:
@@ -45,51 +49,38 @@ def normalize_query(query: str) -> str:
 
 
 class LRUCache:
-    """A small in-memory least-recently-used cache with hit and miss counters."""
+    """A bounded least-recently-used cache (cachetools) that counts its hits and misses."""
 
-    def __init__(self, size: int = 1024):
+    def __init__(self, size: int = settings.QUERY_CACHE_SIZE):
         self.size, self.hits, self.misses = size, 0, 0
-        self._items: OrderedDict = OrderedDict()
+        self._items: cachetools.Cache = cachetools.LRUCache(maxsize=size)
 
     def get(self, key):
-        if key in self._items:
-            self.hits += 1
-            self._items.move_to_end(key)
-            return self._items[key]
-        self.misses += 1
-        return None
+        """The stored value, or None (a miss) when absent or expired."""
+        try:
+            value = self._items[key]
+        except KeyError:
+            self.misses += 1
+            return None
+        self.hits += 1
+        return value
 
     def put(self, key, value) -> None:
         self._items[key] = value
-        self._items.move_to_end(key)
-        while len(self._items) > self.size:
-            self._items.popitem(last=False)
 
 
 class TTLCache(LRUCache):
     """An LRU cache whose entries expire `ttl` seconds after they were stored.
 
     Results go stale when the index changes; a short TTL bounds how stale. `clock` is
-    injectable so tests can move time forward.
+    injectable so tests (and lesson 08) can move time forward.
     """
 
-    def __init__(self, size: int = 1024, *, ttl: float = 300.0, clock: Callable[[], float] = time.monotonic):
+    def __init__(self, size: int = settings.RESULT_CACHE_SIZE, *, ttl: float = settings.RESULT_TTL,
+                 clock: Callable[[], float] = time.monotonic):
         super().__init__(size)
         self.ttl, self.clock = ttl, clock
-
-    def get(self, key):
-        entry = super().get(key)
-        if entry is None:
-            return None
-        stored, value = entry
-        if self.clock() - stored > self.ttl:
-            del self._items[key]
-            self.hits, self.misses = self.hits - 1, self.misses + 1
-            return None
-        return value
-
-    def put(self, key, value) -> None:
-        super().put(key, (self.clock(), value))
+        self._items = cachetools.TTLCache(maxsize=size, ttl=ttl, timer=clock)
 
 
 def filter_key(filters: dict | None) -> tuple:
@@ -111,97 +102,92 @@ class Answer:
 
 
 class SearchService:
-    """The final pipeline served one query at a time, with caches and per-stage timings.
+    """A pipeline served one query at a time, with a query-vector cache and a result cache.
 
-    `filters` (page `doc`, page-path prefix `path_prefix`, block `kinds`) are applied inside
-    both retrievers, before the top-k cut. Set `reranker=None` to serve hybrid search alone;
-    `parallel=False`, `cache_results=False` and `cache_queries=False` switch off one speed-up
-    each, so lesson 08 can measure what each is worth.
+    Pass chunks (the pipeline is built here: dense + BM25, RRF, optional `reranker`, the
+    retrieval knobs as keywords, defaults from `settings`) or a ready `Pipeline`. `filters`
+    (page `doc`, page-path prefix `path_prefix`, block `kinds`) are applied inside the
+    retrievers, before the top-k cut. `parallel=False`, `cache_results=False` and
+    `cache_queries=False` switch off one speed-up each, so lesson 08 can measure what each is worth.
     """
 
-    def __init__(self, chunks: Sequence[Chunk], *, model: str | None = None, vectors: np.ndarray | None = None,
-                 reranker: Reranker | None = None, top_n: int = 30, batch_size: int = 32,
-                 candidates: int = 50, rrf_k: int = 60, parallel: bool = True, ttl: float = 300.0,
-                 cache_queries: bool = True, cache_results: bool = True):
-        self.chunks, self.model = list(chunks), model
-        self.vectors = vectors if vectors is not None else models.embed([c.text for c in self.chunks], model=model)
-        self.bm25 = BM25Retriever(self.chunks)
-        self.reranker, self.top_n, self.batch_size = reranker, top_n, batch_size
-        self.candidates, self.rrf_k = candidates, rrf_k
-        self.query_vectors = LRUCache(4096) if cache_queries else None
-        self.results = TTLCache(1024, ttl=ttl) if cache_results else None
-        self._pool = ThreadPoolExecutor(2) if parallel else None
+    def __init__(self, chunks: Sequence[Chunk] | Pipeline, *, model: str | None = None,
+                 vectors: np.ndarray | None = None, reranker: Reranker | None = None,
+                 top_n: int = settings.TOP_N, batch_size: int = settings.BATCH_SIZE,
+                 candidates: int = settings.CANDIDATES, rrf_k: int = settings.RRF_K, parallel: bool = True,
+                 ttl: float = settings.RESULT_TTL, cache_queries: bool = True, cache_results: bool = True):
+        if isinstance(chunks, Pipeline):
+            self.pipeline = chunks
+        else:
+            chunks = list(chunks)
+            # The query vector comes from this service's own cache: no disk lookup per query.
+            dense = DenseRetriever(chunks, model=model, vectors=vectors, cache_queries=False)
+            self.pipeline = Pipeline([dense, BM25Retriever(chunks)], reranker=reranker, top_n=top_n,
+                                     batch_size=batch_size, candidates=candidates, rrf_k=rrf_k, parallel=parallel)
+        self.query_vectors = LRUCache(settings.QUERY_CACHE_SIZE) if cache_queries else None
+        self.results = TTLCache(settings.RESULT_CACHE_SIZE, ttl=ttl) if cache_results else None
 
-    def embed_query(self, query: str) -> np.ndarray:
+    @property
+    def chunks(self) -> list[Chunk]:
+        return self.pipeline.chunks
+
+    @property
+    def vectors(self) -> np.ndarray | None:
+        return self.pipeline.vectors
+
+    @property
+    def reranker(self) -> Reranker | None:
+        return self.pipeline.reranker
+
+    @reranker.setter
+    def reranker(self, reranker: Reranker | None) -> None:
+        self.pipeline.reranker = reranker
+
+    def embed_query(self, query: str) -> np.ndarray | None:
         """The query's vector, from memory when the same (normalised) query was seen before."""
         key = normalize_query(query)
         vector = self.query_vectors.get(key) if self.query_vectors is not None else None
         if vector is None:
-            vector = models.embed([query], model=self.model, use_cache=False, progress=False)[0]
-            if self.query_vectors is not None:
+            vector = self.pipeline.embed_query(query)
+            if self.query_vectors is not None and vector is not None:
                 self.query_vectors.put(key, vector)
         return vector
 
-    def _dense(self, vector: np.ndarray, mask) -> list[Hit]:
-        return top_k(self.vectors @ vector, self.candidates, mask=mask)
-
-    def _bm25(self, query: str, where) -> list[Hit]:
-        return self.bm25.search(query, k=self.candidates, where=where)
-
-    def _retrieve(self, query: str, vector: np.ndarray, where, timings: dict) -> tuple[list[Hit], list[Hit]]:
-        mask = where_mask(self.chunks, where)
-
-        def timed(name, fn, *args):
-            start = time.perf_counter()
-            result = fn(*args)
-            timings[name] = time.perf_counter() - start
-            return result
-
-        if self._pool is None:
-            return timed("bm25", self._bm25, query, where), timed("dense", self._dense, vector, mask)
-        bm25 = self._pool.submit(timed, "bm25", self._bm25, query, where)
-        dense = self._pool.submit(timed, "dense", self._dense, vector, mask)
-        return bm25.result(), dense.result()
-
-    def search(self, query: str, *, k: int = 5, filters: dict | None = None) -> Answer:
+    def search(self, query: str, *, k: int = settings.DEPTH, filters: dict | None = None) -> Answer:
         """Rank chunks for a query; a repeat of a (normalised) query and filter set is served from the cache."""
         start = time.perf_counter()
         key = (normalize_query(query), filter_key(filters), k)
         cached = self.results.get(key) if self.results is not None else None
         if cached is not None:  # a copy: a caller sorting or trimming its hits must not edit the cache
             return Answer(query, list(cached), {"total": time.perf_counter() - start}, cached=True)
-        timings: dict[str, float] = {}
-        stage = time.perf_counter()
         vector = self.embed_query(query)
-        timings["embed query"] = time.perf_counter() - stage
-        where = make_filter(**filters) if filters else None
-        bm25_hits, dense_hits = self._retrieve(query, vector, where, timings)
-        stage = time.perf_counter()
-        fused = [Hit(i, s) for i, s in rrf([[h.index for h in dense_hits], [h.index for h in bm25_hits]], k=self.rrf_k)]
-        timings["fuse"] = time.perf_counter() - stage
-        stage = time.perf_counter()
-        if self.reranker is not None:
-            fused = rerank(self.reranker, query, fused, self.chunks, top_n=self.top_n, batch_size=self.batch_size)
-        timings["rerank"] = time.perf_counter() - stage
-        hits = fused[:k]
+        embedded = time.perf_counter()
+        hits = self.pipeline.search(query, k=k, where=make_filter(**filters) if filters else None, vector=vector)
+        timings = dict(self.pipeline.last_timings)
+        timings["embed query"] = embedded - start  # the cached or computed vector, not the pipeline's no-op
         if self.results is not None:
             self.results.put(key, list(hits))
         timings["total"] = time.perf_counter() - start
         return Answer(query, hits, timings)
 
 
-def source_url(chunk: Chunk, *, base_url: str = DOCS_URL) -> str:
-    """Where a learner can read the chunk: the page on the docs site, at its section."""
+def source_url(chunk: Chunk, *, base_url: str | None = DOCS_URL) -> str:
+    """Where a learner can read the chunk: the page under `base_url`, at its section.
+
+    `base_url=None` cites the page path alone (`library/os.html#os.walk`): right for a corpus
+    whose site is unknown, where a Python-docs address would be a wrong citation.
+    """
     anchor = f"#{chunk.section_id}" if chunk.section_id else ""
-    return f"{base_url}{chunk.doc}{anchor}"
+    return f"{base_url or ''}{chunk.doc}{anchor}"
 
 
-def build_prompt(question: str, hits: Sequence[Hit], chunks: Sequence[Chunk], *, max_chunks: int = 4,
-                 base_url: str = DOCS_URL) -> str:
+def build_prompt(question: str, hits: Sequence[Hit], chunks: Sequence[Chunk], *,
+                 max_chunks: int = settings.PROMPT_CHUNKS, base_url: str | None = DOCS_URL) -> str:
     """The prompt for an LLM: instructions, the top chunks as numbered sources, the question.
 
     Each source shows title, heading path and URL, so the model can cite [1], [2] and a reader
-    can check them. The first seed went from eight chunks to four: better retrieval needs fewer.
+    can check them. The production write-up went from eight chunks to four: better retrieval needs
+    fewer. `base_url=None` cites page paths alone (see `source_url`).
     """
     sources = []
     for number, hit in enumerate(hits[:max_chunks], 1):
@@ -216,8 +202,9 @@ def build_prompt(question: str, hits: Sequence[Hit], chunks: Sequence[Chunk], *,
 def ask_llm(prompt: str, *, model: str = "claude-sonnet-4-5", max_tokens: int = 500) -> str | None:
     """Send the prompt to Claude when ANTHROPIC_API_KEY is set and the `anthropic` package is
     installed; otherwise return None, so a notebook shows the prompt and moves on. The key is
-    read from the environment only, never printed or stored."""
-    if not os.environ.get("ANTHROPIC_API_KEY"):
+    read from the environment only, never printed or stored. COURSE_OFFLINE_LLM=1 (set by the
+    Makefile's test targets) always returns None: tests never call a paid API."""
+    if os.environ.get("COURSE_OFFLINE_LLM") == "1" or not os.environ.get("ANTHROPIC_API_KEY"):
         return None
     try:
         import anthropic

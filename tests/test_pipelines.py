@@ -1,7 +1,9 @@
 """The pipeline registry: every lesson's pipeline by name, on any folder of HTML."""
+import numpy as np
 import pytest
 
 from course_lib import pipelines
+from course_lib.pipeline import Pipeline
 from course_lib.records import Block, Chunk, Page
 
 
@@ -37,23 +39,152 @@ def test_clean_corpus_reports_stubs_and_frequent_blocks():
     assert {r.text for r in removed} == {"Shared footer line.", "Real content here. " * 19 + "Real content here."}
 
 
+class Fixed:
+    """A re-ranker that prefers long chunks: deterministic, no model."""
+
+    name = "fixed"
+
+    def score(self, query, chunks, *, batch_size=32):
+        return np.array([len(c.body) for c in chunks], float)
+
+
+CHUNKS = [Chunk(f"c#{i}", f"c{i}.html", f"alpha {'beta ' * i}gamma{i}") for i in range(8)]
+
+
+@pytest.mark.model
 def test_retriever_over_switches_parts_off(private_cache):
-    from course_lib.rerank import RerankingRetriever
-    from course_lib.search import BM25Retriever, HybridRetriever
+    from course_lib.search import BM25Retriever, DenseRetriever
 
     chunks = [Chunk("a#0", "a", "alpha beta"), Chunk("b#0", "b", "gamma delta")]
-    assert isinstance(pipelines.retriever_over(chunks, dense=False), BM25Retriever)
-
-    class Fixed:
-        name = "fixed"
-
-        def score(self, query, chunks, *, batch_size=32):
-            return [len(c.body) for c in chunks]
-
+    lexical = pipelines.retriever_over(chunks, dense=False)
+    assert isinstance(lexical, Pipeline) and [type(r) for r in lexical.retrievers] == [BM25Retriever]
     reranked = pipelines.retriever_over(chunks, dense=False, reranker=Fixed())
-    assert isinstance(reranked, RerankingRetriever) and isinstance(reranked.base, BM25Retriever)
+    assert reranked.reranker.name == "fixed" and reranked.base.reranker is None
     with pytest.raises(ValueError, match="dense or bm25"):
         pipelines.retriever_over(chunks, dense=False, bm25=False)
     both = pipelines.retriever_over(chunks)
-    assert isinstance(both, HybridRetriever) and [type(r).__name__ for r in both.retrievers] == [
-        "DenseRetriever", "BM25Retriever"]
+    assert [type(r) for r in both.retrievers] == [DenseRetriever, BM25Retriever]
+    assert both.vectors.shape[0] == 2 and both.base.retrievers[0].vectors is both.vectors
+
+
+@pytest.mark.parametrize("k", [0, -3])
+def test_k_below_one_is_a_value_error_for_every_pipeline(k):
+    for pipeline in (Pipeline.over(CHUNKS, dense=False), Pipeline.over(CHUNKS, dense=False, reranker=Fixed(), top_n=3),
+                     Pipeline.over(CHUNKS, vectors=np.eye(8, dtype=np.float32), bm25=False)):
+        with pytest.raises(ValueError, match="k must be"):
+            pipeline.search("alpha", k=k, vector=np.eye(8, dtype=np.float32)[0])
+
+
+def test_a_reranking_pipeline_asked_for_more_than_top_n_reranks_k():
+    pipeline = Pipeline.over(CHUNKS, dense=False, reranker=Fixed(), top_n=3)
+    hits = pipeline.search("alpha", k=6)
+    assert len(hits) == 6  # not silently top_n
+    # BM25 ranks short chunks first (0..5); all six are re-ranked (longest first)
+    assert [h.index for h in hits] == [5, 4, 3, 2, 1, 0]
+    assert [h.index for h in pipeline.search("alpha", k=2)] == [2, 1]  # the top_n = 3 re-ranked
+    assert set(pipeline.last_timings) == {"embed query", "bm25", "rerank", "total"}
+
+
+def test_a_pipeline_matches_the_retrievers_it_is_built_from():
+    from course_lib.rerank import RerankingRetriever
+    from course_lib.search import BM25Retriever, DenseRetriever, HybridRetriever
+
+    vectors = np.random.default_rng(0).normal(size=(8, 4)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    dense, bm25 = DenseRetriever(CHUNKS, vectors=vectors), BM25Retriever(CHUNKS)
+    query = vectors[3]
+    dense.embed_query = lambda q: query  # no model: the query "is" chunk 3's vector
+    old = RerankingRetriever(HybridRetriever([dense, bm25], candidates=4), Fixed(), top_n=5)
+    new = Pipeline([dense, bm25], reranker=Fixed(), top_n=5, candidates=4)
+    for k in (1, 3, 5):
+        assert new.search("beta gamma3", k=k) == old.search("beta gamma3", k=k)
+    assert set(new.last_timings) == {"embed query", "dense", "bm25", "fuse", "rerank", "total"}
+
+
+def test_hybrid_retrievers_must_index_the_same_chunks():
+    from course_lib.search import BM25Retriever, HybridRetriever
+
+    other = [Chunk(f"x#{i}", "x.html", c.text) for i, c in enumerate(CHUNKS)]
+    with pytest.raises(ValueError, match="ids differ"):
+        HybridRetriever([BM25Retriever(CHUNKS), BM25Retriever(other)])
+    with pytest.raises(ValueError, match="ids differ"):
+        Pipeline([BM25Retriever(CHUNKS), BM25Retriever(other)])
+
+
+def test_the_reranked_pipeline_passes_its_model_to_the_maxsim_reranker(monkeypatch):
+    from course_lib import rerank
+
+    made = []
+
+    class FakeMaxSim:
+        def __init__(self, model=None):
+            made.append(model)
+            self.name = f"maxsim:{model}"
+
+    monkeypatch.setattr(pipelines, "MaxSimReranker", FakeMaxSim)
+    monkeypatch.setattr(pipelines, "load_reranker", lambda: FakeMaxSim())
+    assert pipelines.reranker_for("my-model").name == "maxsim:my-model" and made == [None, "my-model"]
+    assert rerank.MaxSimReranker is not FakeMaxSim
+
+
+PAGE = "<html><body><h1>{t}</h1><p>" + "Real content here about {t}. " * 20 + "</p></body></html>"
+
+
+def test_unknown_options_are_a_type_error_before_any_page_is_parsed(monkeypatch):
+    from course_lib import parse
+
+    monkeypatch.setattr(parse, "parse_blocks", lambda *a, **k: pytest.fail("a page was parsed"))
+    pages = [Page("a.html", PAGE.format(t="A"))]
+    with pytest.raises(TypeError, match="typo"):
+        pipelines.structured_chunks(pages, typo=1)
+    with pytest.raises(TypeError, match="bogus"):
+        pipelines.clean_corpus(pages, bogus=True)
+    with pytest.raises(TypeError, match="bogus"):
+        parse.parse_corpus(pages, bogus=True)
+
+
+def test_a_run_where_the_parser_fails_on_many_pages_is_an_error_and_is_not_cached(monkeypatch):
+    from course_lib import parse
+
+    pages = [Page(f"p{i}.html", PAGE.format(t=f"P{i}")) for i in range(10)]
+    real = parse.parse_blocks
+    broken = {"p0.html", "p1.html", "p2.html"}
+
+    def flaky(html, **kwargs):
+        if any(f"<h1>P{p[1]}</h1>" in html for p in broken):
+            raise RuntimeError("boom")
+        return real(html, **kwargs)
+
+    monkeypatch.setattr(parse, "parse_blocks", flaky)
+    with pytest.raises(parse.ParserFailures, match="3 of 10 pages"):
+        pipelines.clean_corpus(pages, max_share=0.9)
+    blocks, skipped, _ = pipelines.clean_corpus(pages, max_share=0.9, max_failure_share=0.5)
+    assert len(blocks) == 7 and {p for p, r in skipped if r.startswith("parser failed")} == broken
+    monkeypatch.setattr(parse, "parse_blocks", real)
+    blocks, skipped, _ = pipelines.clean_corpus(pages, max_share=0.9)  # the failure was not cached
+    assert len(blocks) == 10 and skipped == []
+
+
+def test_one_or_two_parser_failures_stay_page_level(monkeypatch):
+    from course_lib import parse
+
+    pages = [Page(f"p{i}.html", PAGE.format(t=f"P{i}")) for i in range(3)]
+    real = parse.parse_blocks
+    monkeypatch.setattr(parse, "parse_blocks",
+                        lambda html, **k: (_ for _ in ()).throw(RuntimeError("x")) if "<h1>P0<" in html else real(html, **k))
+    parsed, skipped = parse.parse_corpus(pages)  # 1 of 3 is over 10% but under PARSER_FAILURE_MIN
+    assert len(parsed) == 2 and skipped[0][1].startswith("parser failed")
+
+
+def test_defaults_come_from_settings():
+    import inspect
+
+    from course_lib import boilerplate, parse, search, serve, settings
+
+    assert inspect.signature(boilerplate.drop_frequent_blocks).parameters["max_share"].default == settings.MAX_SHARE
+    assert inspect.signature(parse.parse_corpus).parameters["min_chars"].default == settings.MIN_CHARS
+    assert inspect.signature(Pipeline).parameters["top_n"].default == settings.TOP_N
+    assert inspect.signature(Pipeline).parameters["rrf_k"].default == settings.RRF_K
+    assert inspect.signature(search.HybridRetriever).parameters["candidates"].default == settings.CANDIDATES
+    assert inspect.signature(serve.SearchService).parameters["top_n"].default == settings.TOP_N
+    assert pipelines.MAX_SHARE == settings.MAX_SHARE and settings.FINAL_PIPELINE in pipelines.PIPELINES

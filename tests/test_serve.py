@@ -71,7 +71,54 @@ def service(monkeypatch):
 def test_search_fuses_both_retrievers_and_times_each_stage(service):
     answer = service.search("how do locks work", k=3)
     assert answer.hits[0].index == 0 and not answer.cached
-    assert set(serve.STAGES) | {"total"} == set(answer.timings)
+    assert set(serve.STAGES) - {"rerank"} | {"total"} == set(answer.timings)  # no re-ranker, no stage
+
+
+def test_a_reranking_service_times_every_stage(service):
+    class Constant:
+        name = "constant"
+
+        def score(self, query, chunks, *, batch_size=32):
+            return np.zeros(len(chunks))
+
+    service.reranker = Constant()
+    assert set(serve.STAGES) | {"total"} == set(service.search("locks", k=2).timings)
+
+
+def test_the_service_wraps_a_pipeline_and_ranks_like_it(service):
+    pipeline = service.pipeline
+    for query in ("how do locks work", "error code", "queues"):
+        for k in (1, 2, 3):
+            assert service.search(query, k=k).hits == pipeline.search(query, k=k)
+    assert serve.SearchService(pipeline).search("error code", k=3).hits == pipeline.search("error code", k=3)
+
+
+@pytest.mark.parametrize("k", [0, -1])
+def test_k_below_one_is_an_error(service, k):
+    with pytest.raises(ValueError, match="k must be"):
+        service.search("locks", k=k)
+
+
+def test_ask_llm_is_offline_when_told(monkeypatch):
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "not-a-key")
+    monkeypatch.setenv("COURSE_OFFLINE_LLM", "1")
+    assert serve.ask_llm("hello") is None
+
+
+def test_source_url_without_a_base_cites_the_page_path():
+    assert serve.source_url(CHUNKS[0], base_url=None) == "a.html#locks"
+    assert serve.source_url(CHUNKS[1], base_url="https://example.org/") == "https://example.org/b.html"
+    prompt = serve.build_prompt("q", [Hit(0, 1.0)], CHUNKS, base_url=None)
+    assert "[1] A > Locks\na.html#locks\n" in prompt and "docs.python.org" not in prompt
+
+
+def test_the_ttl_cache_evicts_the_least_recently_used():
+    cache = serve.TTLCache(2, ttl=60, clock=lambda: 0.0)
+    cache.put("a", 1)
+    cache.put("b", 2)
+    cache.get("a")
+    cache.put("c", 3)
+    assert (cache.get("b"), cache.get("a"), cache.get("c")) == (None, 1, 3)
 
 
 def test_a_repeated_query_is_served_from_the_result_cache(service):
