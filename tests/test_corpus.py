@@ -142,3 +142,26 @@ def test_a_missing_shipped_archive_is_one_line(monkeypatch, tmp_path):
     with pytest.raises(corpus.CorpusError, match="archive is missing") as err:
         corpus.load_pages(corpus="pandas")
     assert "\n" not in str(err.value)
+
+
+def test_one_stray_byte_in_a_utf8_page_costs_one_character(tmp_path):
+    (tmp_path / "cafe.html").write_bytes("<p>Café crème</p>".encode() + b"<p>\xff</p>")
+    (tmp_path / "legacy.html").write_bytes("<p>Café crème</p>".encode("cp1252"))
+    pages = {p.path: p.html for p in corpus.load_pages(tmp_path)}
+    assert pages == {"cafe.html": "<p>Café crème</p><p>\ufffd</p>", "legacy.html": "<p>Café crème</p>"}
+
+
+def test_an_unreadable_page_is_skipped_not_fatal(tmp_path, monkeypatch):
+    (tmp_path / "a.html").write_text("<p>a</p>")
+    (tmp_path / "locked.html").write_text("<p>b</p>")
+    real = corpus.Path.read_bytes
+
+    def read_bytes(self):
+        if self.name == "locked.html":
+            raise PermissionError(13, "Permission denied")
+        return real(self)
+
+    monkeypatch.setattr(corpus.Path, "read_bytes", read_bytes)
+    loaded = corpus.load_corpus(tmp_path)
+    assert [p.path for p in loaded.pages] == ["a.html"]
+    assert loaded.skipped == [("locked.html", "cannot read: permission denied")]
