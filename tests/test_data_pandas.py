@@ -86,6 +86,7 @@ def test_each_quote_occurs_on_its_page_only(pages, questions):
             assert found == [q.doc], (q.id, found)
 
 
+@pytest.mark.slow
 def test_every_quote_survives_structured_and_naive_chunking(pages, questions):
     structured = pipelines.structured_chunks(pages)
     assert CHUNK_RANGE[0] <= len(structured) <= CHUNK_RANGE[1]
@@ -113,3 +114,18 @@ def test_golden_readme_counts_match_the_file(questions):
         assert (int(dev), int(test), int(total)) == (counts[kind, "dev"], counts[kind, "test"],
                                                       counts[kind, "dev"] + counts[kind, "test"])
     assert f"{len(questions)} questions" in section
+
+
+def test_furniture_share_counts_what_the_parser_removes_by_structure():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("build_pandas_corpus",
+                                                  DATA_DIR.parent / "scripts" / "build_pandas_corpus.py")
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    html = ("<html><head><title>T</title><style>p{}</style></head><body><nav>Home Docs</nav>"
+            "<form>Search</form><main role='main'><h1>Title</h1><p>Body text</p>"
+            "<div class='toctree-wrapper'>toc</div></main><footer>(c) 2023</footer></body></html>")
+    total, kept = script.structural_share(html)
+    # visible: HomeDocs Search Title Bodytext toc (c)2023 -> 8+6+5+8+3+7; kept: Title Bodytext
+    assert (total, kept) == (37, 13)
