@@ -7,9 +7,11 @@ STAMP := $(VENV)/.installed
 export TOKENIZERS_PARALLELISM := false
 # Tests and the headless course run must never wait on a model hub; `make lab` leaves the
 # choice to the learner, so an online learner can load any model by name.
-unit notebooks course: export HF_HUB_OFFLINE := 1
+unit notebooks course warm browser-check: export HF_HUB_OFFLINE := 1
+# ... nor call a paid LLM API, even when a key is set in the environment.
+unit notebooks course browser-check: export COURSE_OFFLINE_LLM := 1
 
-.PHONY: setup lab course readme test unit notebooks check clean-cache
+.PHONY: setup lab course readme test unit notebooks check clean-cache warm handout browser-check
 
 setup: $(STAMP)
 
@@ -42,6 +44,18 @@ notebooks: setup
 
 check: setup
 	$(PY) -m course_lib check
+
+## warm: pre-compute every embedding and the default chunking's token vectors into COURSE_CACHE_DIR
+warm: setup
+	$(PY) scripts/warm_cache.py
+
+## handout: learner copies of the lessons without outputs or solutions, in handout/ (git-ignored)
+handout: setup
+	$(PY) scripts/make_handout.py
+
+## browser-check: lesson 00 run in JupyterLab in headless chromium; screenshot in artifacts/
+browser-check: setup
+	$(PY) scripts/browser_check.py
 
 clean-cache:
 	rm -rf .cache

@@ -157,8 +157,12 @@ class MaxSimReranker:
                             truncation=True, max_length=room + 1)["offset_mapping"]
         return text if len(offsets) <= room else text[: offsets[room - 1][1]]
 
-    def _encode(self, texts: Sequence[str], *, batch_size: int) -> list[np.ndarray]:
-        """Unit token vectors of each text, without special tokens, as float16."""
+    def encode_tokens(self, texts: Sequence[str], *, batch_size: int = 32,
+                      dtype: type = np.float16) -> list[np.ndarray]:
+        """Unit token vectors of each text, without special tokens, computed now (no cache).
+
+        float16 is what the store keeps; pass `dtype=np.float32` to check what that costs.
+        """
         outputs = self.encoder.encode([self._truncate(t) for t in texts], output_value=None,
                                       batch_size=batch_size, show_progress_bar=False)
         found = []
@@ -167,7 +171,7 @@ class MaxSimReranker:
             keep = (mask == 1) & ~np.isin(ids, self._special)
             vectors = out["token_embeddings"].float().cpu().numpy()[keep]
             norms = np.linalg.norm(vectors, axis=1, keepdims=True)
-            found.append((vectors / np.maximum(norms, 1e-12)).astype(np.float16))
+            found.append((vectors / np.maximum(norms, 1e-12)).astype(dtype))
         return found
 
     def token_vectors(self, texts: Sequence[str], *, batch_size: int = 32,
@@ -188,7 +192,7 @@ class MaxSimReranker:
             else:
                 missing[key] = text
         if missing:
-            fresh = self._encode(list(missing.values()), batch_size=batch_size)
+            fresh = self.encode_tokens(list(missing.values()), batch_size=batch_size)
             self._cache.update(zip(missing, fresh, strict=True))
             if persist and self.store is not None:
                 self.store.put_many(list(missing), fresh)

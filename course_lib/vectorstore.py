@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import logging
 import sqlite3
+import weakref
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -31,6 +32,7 @@ log = logging.getLogger("course_lib.cache")
 # diskcache keeps no size limit and evicts nothing: the course decides what to delete (`make clean-cache`).
 SETTINGS = {"eviction_policy": "none", "size_limit": 2**62, "cull_limit": 0}
 _warned: set[tuple[str, str]] = set()
+_open_stores: weakref.WeakSet = weakref.WeakSet()
 
 
 def _warn_once(folder: Path, what: str, err: BaseException | None = None) -> None:
@@ -98,6 +100,7 @@ class VectorStore:
             self.folder.mkdir(parents=True, exist_ok=True)
             self._cache = diskcache.Cache(str(self.folder), **SETTINGS)
             self.readable = self.writable = True
+            _open_stores.add(self)
         except Exception as err:  # any disk problem: fall back, never fail
             self._open_read_only(err)
 
@@ -162,3 +165,10 @@ class VectorStore:
     def close(self) -> None:
         if self._cache is not None and hasattr(self._cache, "close"):
             self._cache.close()
+
+
+def close_all() -> None:
+    """Close every store this process opened, so SQLite folds its log into the database and the
+    folder is complete on disk (before copying a warm cache, or sharing it read-only)."""
+    for store in list(_open_stores):
+        store.close()

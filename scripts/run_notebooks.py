@@ -1,13 +1,23 @@
 """Execute every lesson notebook top to bottom in a fresh kernel, in place, then summarise.
 
-    python scripts/run_notebooks.py [notebooks/ | notebooks/01_naive_baseline.ipynb ...]
+    python scripts/run_notebooks.py [--strict-load] [notebooks/ | notebooks/01_naive_baseline.ipynb ...]
 
 This is `make course`. Each notebook runs with its own folder as working directory, exactly as
 JupyterLab would run it; the outputs are written back so they can be read on GitHub, and the
 figures each lesson recorded (course_lib.report) are printed at the end with its runtime.
+
+Lessons are executed ONE AT A TIME on a QUIET machine before their outputs are committed: the
+outputs teach latency figures, and a lesson run while other notebooks or tests share the CPU
+prints timings several times too slow (and "goal NOT met" where it is met). So before each
+notebook this runner reads the 1-minute load average and warns when it exceeds
+`MAX_LOAD` (1.5); with `--strict-load` it refuses to start that notebook instead. Per-lesson
+and total runtimes are printed, and each lesson's runtime and the load it ran under are
+recorded for `make readme` (README and docs/TEACHING.md).
 """
 from __future__ import annotations
 
+import argparse
+import os
 import sys
 import time
 from pathlib import Path
@@ -24,7 +34,8 @@ def notebooks_in(args: list[str]) -> list[Path]:
     for arg in args or ["notebooks"]:
         path = Path(arg)
         if path.is_dir():
-            paths += sorted(path.glob("[0-9][0-9]_*.ipynb")) + sorted(path.glob("solutions/[0-9][0-9]_*.ipynb"))
+            paths += sorted(path.glob("[0-9][0-9]_*.ipynb"))
+            paths += sorted(path.glob("solutions/[0-9][0-9]_*.ipynb"))
         else:
             paths.append(path)
     return paths
@@ -43,9 +54,45 @@ def execute(path: Path, *, timeout: int = 1800) -> float:
     return time.perf_counter() - start
 
 
-def main(args: list[str]) -> int:
-    failed = []
-    for path in notebooks_in(args):
+MAX_LOAD = 1.5
+
+
+def load_average() -> float | None:
+    """The 1-minute load average, or None where the system does not report one (Windows)."""
+    return os.getloadavg()[0] if hasattr(os, "getloadavg") else None
+
+
+def load_problem(load: float | None, *, limit: float = MAX_LOAD) -> str | None:
+    """A one-line warning when the machine is too busy for trustworthy outputs, else None."""
+    if load is None or load <= limit:
+        return None
+    return (f"load average {load:.2f} > {limit} on {os.cpu_count()} cores: timings in this "
+            f"notebook's outputs will be too slow; run lessons one at a time on a quiet machine "
+            f"before committing")
+
+
+def lesson_of(path: Path) -> tuple[str, str]:
+    """The lesson a notebook belongs to and the figure its runtime is recorded as."""
+    if path.parent.name == "solutions":
+        return path.stem.removesuffix("_solutions"), "solutions_runtime_s"
+    return path.stem, "runtime_s"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("paths", nargs="*", default=["notebooks"])
+    parser.add_argument("--strict-load", action="store_true",
+                        help=f"refuse to start a notebook while the 1-min load average exceeds {MAX_LOAD}")
+    args = parser.parse_args(argv)
+    failed, refused, times = [], [], {}
+    for path in notebooks_in(args.paths):
+        load = load_average()
+        problem = load_problem(load)
+        if problem:
+            print(f"{'REFUSED' if args.strict_load else 'WARNING'} {path}: {problem}", flush=True)
+            if args.strict_load:
+                refused.append(path)
+                continue
         print(f"running {path} ...", flush=True)
         try:
             seconds = execute(path)
@@ -53,14 +100,24 @@ def main(args: list[str]) -> int:
             failed.append(path)
             print(f"  FAILED: {str(err).splitlines()[-1] if str(err) else err}", flush=True)
             continue
-        if path.parent.name != "solutions":
-            record(path.stem, runtime_s=round(seconds, 1))
+        times[path] = seconds
+        lesson, figure = lesson_of(path)
+        started_at = None if load is None else round(load, 2)
+        record(lesson, **{figure: round(seconds, 1), "load_at_start": started_at})
         print(f"  done in {seconds:.0f} s", flush=True)
     print("\nWhat each lesson measured:\n" + format_records(load_records()))
+    print("\nRuntimes:")
+    for path, seconds in times.items():
+        print(f"  {path.name:<52}{seconds:>8.1f} s")
+    lessons = sum(s for p, s in times.items() if p.parent.name != "solutions")
+    print(f"  {'lessons':<52}{lessons:>8.1f} s ({lessons / 60:.1f} min)")
+    print(f"  {'total':<52}{sum(times.values()):>8.1f} s ({sum(times.values()) / 60:.1f} min)")
+    if refused:
+        print("\nRefused (machine busy): " + ", ".join(map(str, refused)))
     if failed:
         print("\nFailed: " + ", ".join(map(str, failed)))
-    return 1 if failed else 0
+    return 1 if failed or refused else 0
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    sys.exit(main())

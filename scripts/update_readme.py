@@ -1,9 +1,10 @@
-"""Fill the README's lesson table runtimes from what `make course` measured (.cache/lessons/).
+"""Fill the README's lesson table and docs/TEACHING.md's runtime table from `make course` (.cache/lessons/).
 
     python scripts/update_readme.py      # or: make readme
 
-Only the runtime column between the `lessons:start/end` markers changes; a lesson that has not
-been run keeps an empty cell, so the README never shows a number no code produced.
+Only the runtime column between the README's `lessons:start/end` markers changes, and only the
+table between TEACHING.md's `runtimes:start/end` markers is rewritten; a lesson that has not
+been run keeps an empty cell, so neither file shows a number no code produced.
 """
 from __future__ import annotations
 
@@ -13,8 +14,11 @@ from pathlib import Path
 
 from course_lib.report import load_records
 
-README = Path(__file__).resolve().parent.parent / "README.md"
-_ROW = re.compile(r"^(\| \d\d \| \[[^\]]+\]\(notebooks/(?P<stem>[\w-]+)\.ipynb\) \| [^|]+ \|)[^|\n]*\|$", re.M)
+ROOT = Path(__file__).resolve().parent.parent
+README = ROOT / "README.md"
+TEACHING = ROOT / "docs" / "TEACHING.md"
+_ROW = re.compile(r"^(\| \d\d \| \[[^\]]+\]\(notebooks/(?P<stem>[\w-]+)\.ipynb\) \| [^|]+ \|)[^|\n]*\|$",
+                  re.M)
 
 
 def runtime_cell(seconds: float | None) -> str:
@@ -25,14 +29,50 @@ def runtime_cell(seconds: float | None) -> str:
 
 def update(text: str, records: dict[str, dict]) -> str:
     start, end = text.index("<!-- lessons:start -->"), text.index("<!-- lessons:end -->")
-    table = _ROW.sub(lambda m: m.group(1) + runtime_cell(records.get(m.group("stem"), {}).get("runtime_s")) + "|",
-                     text[start:end])
+    def cell(match: re.Match) -> str:
+        return match.group(1) + runtime_cell(records.get(match.group("stem"), {}).get("runtime_s")) + "|"
+
+    table = _ROW.sub(cell, text[start:end])
     return text[:start] + table + text[end:]
 
 
+def teaching_table(records: dict[str, dict], lessons: list[str]) -> str:
+    """The teacher's runtime table: each lesson, its solutions, the load it ran under, running total."""
+    rows = ["| lesson | runtime | solutions | load at start | lessons so far |", "|---|---|---|---|---|"]
+    total = 0.0
+    for lesson in lessons:
+        figures = records.get(lesson, {})
+        runtime = figures.get("runtime_s")
+        total += runtime or 0.0
+        load = figures.get("load_at_start")
+        cells = [runtime, figures.get("solutions_runtime_s"), load, total if runtime else None]
+        shown = [fine_cell(cells[0]), fine_cell(cells[1]), " " if load is None else f" {load:.2f} ",
+                 fine_cell(cells[3])]
+        rows.append(f"| {lesson} |" + "|".join(shown) + "|")
+    return "\n".join(rows)
+
+
+def fine_cell(seconds: float | None) -> str:
+    """A runtime for planning a session: seconds, or minutes to one decimal past two minutes."""
+    if seconds is None:
+        return " "
+    return f" {seconds:.0f} s " if seconds < 120 else f" {seconds / 60:.1f} min "
+
+
+def update_teaching(text: str, records: dict[str, dict], lessons: list[str]) -> str:
+    start, end = text.index("<!-- runtimes:start -->"), text.index("<!-- runtimes:end -->")
+    head = start + len("<!-- runtimes:start -->")
+    return text[:head] + "\n" + teaching_table(records, lessons) + "\n" + text[end:]
+
+
 def main() -> int:
-    README.write_text(update(README.read_text(), load_records()))
+    records = load_records()
+    README.write_text(update(README.read_text(), records))
     print(f"updated {README}")
+    if TEACHING.exists():
+        lessons = sorted(p.stem for p in (ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+        TEACHING.write_text(update_teaching(TEACHING.read_text(), records, lessons))
+        print(f"updated {TEACHING}")
     return 0
 
 

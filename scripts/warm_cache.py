@@ -1,0 +1,88 @@
+"""Pre-compute every cache the lessons read, so a classroom starts warm: `make warm`.
+
+    COURSE_CACHE_DIR=/srv/course-cache python scripts/warm_cache.py [--ablation-token-vectors]
+
+Embeds every chunking the lessons build (lessons 01-09, lesson 09's ablations included) and
+computes the MaxSim token vectors of every chunk of the default chunking (the ones lesson 07
+re-ranks), into COURSE_CACHE_DIR (default: .cache/). `--ablation-token-vectors` also computes
+them for every other chunking, so lesson 09's ablations re-rank from disk too (several times
+the size). Prints what it computed, how long it took and the size of each store.
+
+Copy the folder to learners' machines (or share it) and point COURSE_CACHE_DIR at it; see
+docs/TEACHING.md. The caches are keyed by a hash of the model's files, so a learner with a
+different model simply computes their own vectors; nothing stale is ever served. The stores
+are closed at the end, so the folder is complete on disk and can be shared read-only.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from course_lib import models, rerank, vectorstore
+from course_lib.corpus import load_pages
+from course_lib.naive import naive_chunks
+from course_lib.paths import cache_dir
+from course_lib.pipelines import clean_fixed_chunks, structured_chunks
+from course_lib.records import Chunk, Page
+
+DEFAULT = "limited (05-08, default)"
+# Every chunking a lesson embeds, by the name a teacher will recognise.
+CHUNKINGS: dict[str, Callable[[Sequence[Page]], list[Chunk]]] = {
+    "naive (01)": naive_chunks,
+    "clean (03)": clean_fixed_chunks,
+    "structured (04)": lambda pages: structured_chunks(pages, context=False, split_long=False),
+    "context (04, 09: - splitting long blocks)": lambda pages: structured_chunks(pages, split_long=False),
+    DEFAULT: structured_chunks,
+    "09: - context line": lambda pages: structured_chunks(pages, context=False),
+    "09: - cleaning": lambda pages: structured_chunks(pages, main_selector=None, drop_boilerplate=False,
+                                                      max_share=1.0),
+}
+
+
+def folder_size(folder: Path) -> int:
+    """Bytes of every file under a folder."""
+    return sum(p.stat().st_size for p in folder.rglob("*") if p.is_file()) if folder.exists() else 0
+
+
+def warm_token_vectors(reranker: rerank.MaxSimReranker, chunks: Sequence[Chunk], *, batch: int = 256) -> None:
+    """Token vectors of every chunk, computed in batches (a fresh batch only for what is missing)."""
+    texts = [c.text for c in chunks]
+    for start in range(0, len(texts), batch):
+        reranker.token_vectors(texts[start:start + batch])
+        print(f"    token vectors {min(start + batch, len(texts)):,}/{len(texts):,}", end="\r", flush=True)
+    print()
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--ablation-token-vectors", action="store_true",
+                        help="token vectors of every chunking, not only the default one")
+    args = parser.parse_args(argv)
+    root = cache_dir()
+    print(f"warming {root} (COURSE_CACHE_DIR={os.environ.get('COURSE_CACHE_DIR', '(unset)')})")
+    pages = load_pages()
+    reranker = rerank.MaxSimReranker(cache_size=256)  # the disk store is the point, not memory
+    total = time.perf_counter()
+    for name, build in CHUNKINGS.items():
+        start = time.perf_counter()
+        chunks = build(pages)
+        models.embed([c.text for c in chunks], progress=False)
+        if name == DEFAULT or args.ablation_token_vectors:
+            warm_token_vectors(reranker, chunks)
+        print(f"  {name:<44}{len(chunks):>6,} chunks {time.perf_counter() - start:>7.1f} s", flush=True)
+        if name == DEFAULT:
+            print(f"    {rerank.token_store_size(chunks, reranker=reranker)}")
+    vectorstore.close_all()  # SQLite's log folded into the database: the folder is complete on disk
+    print(f"done in {time.perf_counter() - total:.0f} s")
+    for kind in ("embeddings", "token_vectors"):
+        print(f"  {kind:<16}{folder_size(root / kind) / 1e6:>10,.1f} MB")
+    print(f"  {'total':<16}{folder_size(root) / 1e6:>10,.1f} MB in {root}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

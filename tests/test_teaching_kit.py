@@ -1,0 +1,90 @@
+"""The teacher's kit scripts: test markers as tags, the runner's load guard, handouts, runtime table."""
+import importlib.util
+from pathlib import Path
+
+import nbformat
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _load(name):
+    spec = importlib.util.spec_from_file_location(name, ROOT / "scripts" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_markers_become_tags_and_leave_the_code():
+    markers = _load("markers_to_tags")
+    source = "# NBVAL_CHECK_OUTPUT\nx = 1\n  # NBVAL_SKIP\nprint(x)"
+    assert markers.convert_source(source) == ("x = 1\nprint(x)", ["nbval-check-output", "nbval-skip"])
+    assert markers.convert_source("# NBVAL_IGNORE_OUTPUT\ny = 2") == ("y = 2", [])
+    assert markers.convert_source("# NBVAL_RAISES_EXCEPTION\n1/0")[1] == ["raises-exception"]
+    prose = "# a comment about NBVAL_SKIP\nz"
+    assert markers.convert_source(prose) == (prose, [])
+
+
+def test_markers_conversion_keeps_outputs_and_is_idempotent():
+    markers = _load("markers_to_tags")
+    cell = nbformat.v4.new_code_cell("# NBVAL_CHECK_OUTPUT\nprint(1)", execution_count=3,
+                                     metadata={"tags": ["keep-me"]})
+    cell.outputs = [nbformat.v4.new_output("stream", name="stdout", text="1\n")]
+    nb = nbformat.v4.new_notebook(cells=[cell, nbformat.v4.new_markdown_cell("# NBVAL_SKIP")])
+    assert markers.convert_notebook(nb) == 1 and markers.convert_notebook(nb) == 0
+    assert nb.cells[0].metadata["tags"] == ["keep-me", "nbval-check-output"]
+    assert nb.cells[0].execution_count == 3 and nb.cells[0].outputs[0].text == "1\n"
+    assert nb.cells[1].source == "# NBVAL_SKIP"  # markdown is prose, never touched
+
+
+def test_committed_notebooks_carry_no_marker_comments():
+    for path in ROOT.glob("notebooks/**/*.ipynb"):
+        for cell in nbformat.read(path, as_version=4).cells:
+            if cell.cell_type == "code":
+                assert "# NBVAL_" not in cell.source, path.name
+
+
+def test_the_runner_warns_on_a_busy_machine_only():
+    runner = _load("run_notebooks")
+    assert runner.load_problem(0.4) is None and runner.load_problem(None) is None
+    warning = runner.load_problem(3.2)
+    assert "3.20 > 1.5" in warning and "quiet machine" in warning
+    assert runner.lesson_of(Path("notebooks/solutions/07_reranking_solutions.ipynb")) == (
+        "07_reranking", "solutions_runtime_s")
+    assert runner.lesson_of(Path("notebooks/07_reranking.ipynb")) == ("07_reranking", "runtime_s")
+
+
+def test_strict_load_refuses_to_start_a_notebook(monkeypatch, tmp_path, capsys):
+    runner = _load("run_notebooks")
+    monkeypatch.setattr(runner, "load_average", lambda: 9.0)
+    monkeypatch.setattr(runner, "execute", lambda path: (_ for _ in ()).throw(AssertionError("ran")))
+    monkeypatch.setenv("COURSE_CACHE_DIR", str(tmp_path))
+    assert runner.main(["--strict-load", str(tmp_path / "00_x.ipynb")]) == 1
+    assert "REFUSED" in capsys.readouterr().out
+
+
+def test_handout_has_no_outputs_and_no_solutions(tmp_path):
+    handout = _load("make_handout")
+    lessons = tmp_path / "notebooks"
+    (lessons / "solutions").mkdir(parents=True)
+    timing = {"execution": {"iopub.status.busy": "2026-01-01T00:00:00Z"}}
+    cell = nbformat.v4.new_code_cell("print(1)", execution_count=1, metadata=timing)
+    cell.outputs = [nbformat.v4.new_output("stream", name="stdout", text="1\n")]
+    for path in (lessons / "00_a.ipynb", lessons / "solutions" / "00_a_solutions.ipynb"):
+        nbformat.write(nbformat.v4.new_notebook(cells=[cell]), path)
+    assert handout.main(["--notebooks", str(lessons), "--out", str(tmp_path / "out")]) == 0
+    assert [p.name for p in (tmp_path / "out").iterdir()] == ["00_a.ipynb"]
+    copy = nbformat.read(tmp_path / "out" / "00_a.ipynb", as_version=4).cells[0]
+    assert copy.outputs == [] and copy.execution_count is None and "execution" not in copy.metadata
+    assert copy.source == "print(1)"
+
+
+def test_teaching_runtime_table_comes_from_records_only():
+    update = _load("update_readme")
+    text = "agenda\n<!-- runtimes:start -->\nold table\n<!-- runtimes:end -->\nafter\n"
+    records = {"00_a": {"runtime_s": 30.0, "solutions_runtime_s": 12.0, "load_at_start": 0.31},
+               "01_b": {"runtime_s": 150.0}}
+    out = update.update_teaching(text, records, ["00_a", "01_b", "02_c"])
+    assert "old table" not in out and out.endswith("<!-- runtimes:end -->\nafter\n")
+    assert "| 00_a | 30 s | 12 s | 0.31 | 30 s |" in out
+    assert "| 01_b | 2.5 min | | | 3.0 min |" in out
+    assert "| 02_c | | | | |" in out  # never run: empty, never a guess
