@@ -3,6 +3,7 @@ import hashlib
 import io
 import shutil
 import tarfile
+from pathlib import Path
 
 import pytest
 
@@ -47,7 +48,7 @@ def test_ensure_corpus_repairs_a_damaged_extraction(tmp_path):
     assert corpus.verify(target) == []
 
 
-def _archive_with(tmp_path, name: str) -> "Path":
+def _archive_with(tmp_path, name: str) -> Path:
     archive = tmp_path / "evil.tar.xz"
     with tarfile.open(archive, "w:xz") as tar:
         info = tarfile.TarInfo(name)
@@ -91,7 +92,7 @@ def test_load_pages_rejects_a_missing_folder(tmp_path):
 
 
 def test_a_folder_with_mixed_encodings_loads(tmp_path):
-    (tmp_path / "utf8.html").write_bytes("<p>café</p>".encode("utf-8"))
+    (tmp_path / "utf8.html").write_bytes("<p>café</p>".encode())
     (tmp_path / "bom.html").write_bytes(b"\xef\xbb\xbf<p>bom</p>")
     (tmp_path / "cp1252.html").write_bytes("<p>curly \u201cquotes\u201d</p>".encode("cp1252"))
     pages = {p.path: p.html for p in corpus.load_pages(tmp_path)}
