@@ -1,0 +1,159 @@
+"""Lesson 00 as a learner meets it: JupyterLab in a real (headless) browser: `make browser-check`.
+
+    python scripts/browser_check.py [--notebook notebooks/00_setup_and_survey.ipynb] [--timeout 600]
+
+Starts `jupyter lab` headless on a free localhost port with a random token, opens a COPY of the
+notebook (under the git-ignored artifacts/browser-check/, so the lesson's committed outputs are
+never touched) in Debian's `chromium` driven by Playwright, runs all cells, saves the copy and a
+full-page screenshot there, and fails when:
+
+- any cell ends in an error (read back from the saved copy);
+- a progress widget does not render: a probe notebook with one tqdm.auto loop must show an
+  ipywidgets progress bar, and so must every lesson cell tagged `progress-widget`.
+
+Needs `chromium` on PATH (Debian: apt-get install -y chromium; .ci/run installs it) and the
+`playwright` package; Playwright's own browser download is never used.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import secrets
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import nbformat
+
+ROOT = Path(__file__).resolve().parent.parent
+OUT = ROOT / "artifacts" / "browser-check"
+PROGRESS_TAG = "progress-widget"
+WIDGET = ".jp-OutputArea-output .widget-progress"
+PROBE = "from tqdm.auto import tqdm\n\nfor _ in tqdm(range(3), desc='widget probe'):\n    pass"
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def start_lab(port: int, token: str, log: Path) -> subprocess.Popen:
+    """jupyter lab on localhost only, app exposed to the page so commands can be run by name."""
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "COURSE_OFFLINE_LLM": "1"}
+    command = [sys.executable, "-m", "jupyter", "lab", "--no-browser", f"--port={port}", "--ip=127.0.0.1",
+               f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={ROOT}",
+               "--LabApp.expose_app_in_browser=True", "--ServerApp.allow_root=True"]
+    return subprocess.Popen(command, env=env, stdout=log.open("w"), stderr=subprocess.STDOUT)
+
+
+def wait_for(url: str, timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            with urllib.request.urlopen(url, timeout=2) as response:
+                if response.status == 200:
+                    return
+        except OSError:
+            time.sleep(0.5)
+    raise TimeoutError(f"JupyterLab did not answer at {url} within {timeout:.0f} s")
+
+
+BUSY = """() => {
+  const w = window.jupyterapp && window.jupyterapp.shell.currentWidget;
+  const kernel = w && w.sessionContext && w.sessionContext.session && w.sessionContext.session.kernel;
+  const prompts = [...document.querySelectorAll('.jp-InputPrompt')].map(p => p.textContent);
+  return !kernel || kernel.status !== 'idle' || prompts.some(t => t.includes('*'));
+}"""
+
+
+def run_notebook(page, base: str, rel: str, token: str, timeout: float) -> float:
+    """Open a notebook in the browser, run every cell, wait for the kernel, save; return seconds."""
+    page.goto(f"{base}/lab/tree/{rel}?token={token}")
+    page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=120_000)
+    page.wait_for_function("() => !" + BUSY + "()", timeout=120_000)  # kernel started and idle
+    start = time.monotonic()
+    page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-all-cells')")
+    page.wait_for_timeout(1000)
+    page.wait_for_function("() => !" + BUSY + "()", timeout=timeout * 1000, polling=1000)
+    seconds = time.monotonic() - start
+    page.evaluate("() => window.jupyterapp.commands.execute('docmanager:save')")
+    page.wait_for_timeout(1500)
+    return seconds
+
+
+def errors_in(path: Path) -> list[str]:
+    """`ename: evalue` of every error output in a saved notebook."""
+    nb = nbformat.read(path, as_version=4)
+    return [f"cell {i}: {o.get('ename')}: {o.get('evalue')}" for i, cell in enumerate(nb.cells)
+            if cell.cell_type == "code" for o in cell.get("outputs", []) if o.output_type == "error"]
+
+
+def widget_problems(page, path: Path) -> list[str]:
+    """Cells that should show a progress widget and do not, by index among code cells."""
+    nb = nbformat.read(path, as_version=4)
+    wanted = [i for i, cell in enumerate(c for c in nb.cells if c.cell_type == "code")
+              if PROGRESS_TAG in cell.metadata.get("tags", [])]
+    cells = page.query_selector_all(".jp-Notebook .jp-CodeCell")
+    return [f"code cell {i}: no progress widget rendered" for i in wanted
+            if i >= len(cells) or cells[i].query_selector(WIDGET) is None]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--notebook", type=Path, default=ROOT / "notebooks" / "00_setup_and_survey.ipynb")
+    parser.add_argument("--timeout", type=float, default=600, help="seconds for one notebook's run")
+    args = parser.parse_args(argv)
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+    if chromium is None:
+        print("chromium not found: apt-get update && apt-get install -y chromium", file=sys.stderr)
+        return 2
+    from playwright.sync_api import sync_playwright
+
+    OUT.mkdir(parents=True, exist_ok=True)
+    lesson = OUT / args.notebook.name
+    shutil.copyfile(args.notebook, lesson)
+    probe = OUT / "widget_probe.ipynb"
+    probe_cell = nbformat.v4.new_code_cell(PROBE, metadata={"tags": [PROGRESS_TAG]})
+    nbformat.write(nbformat.v4.new_notebook(cells=[probe_cell], metadata={"kernelspec": {
+        "name": "python3", "display_name": "Python 3", "language": "python"}}), probe)
+    port, token = free_port(), secrets.token_hex(16)
+    base = f"http://127.0.0.1:{port}"
+    lab = start_lab(port, token, OUT / "jupyterlab.log")
+    problems: list[str] = []
+    try:
+        wait_for(f"{base}/api/status?token={token}", timeout=120)
+        with sync_playwright() as playwright:
+            browser = playwright.chromium.launch(executable_path=chromium, headless=True,
+                                                 args=["--no-sandbox", "--disable-dev-shm-usage"])
+            page = browser.new_page(viewport={"width": 1400, "height": 1000})
+            for path in (probe, lesson):
+                rel = path.relative_to(ROOT).as_posix()
+                seconds = run_notebook(page, base, rel, token, args.timeout)
+                shot = OUT / f"{path.stem}.png"
+                page.screenshot(path=str(shot), full_page=True)
+                found = [f"{path.name}: {p}" for p in errors_in(path) + widget_problems(page, path)]
+                problems += found
+                print(f"{path.name}: ran in {seconds:.0f} s, {'OK' if not found else 'FAILED'}; "
+                      f"screenshot {shot.relative_to(ROOT)}")
+                page.evaluate("() => window.jupyterapp.commands.execute('application:close-all')")
+            browser.close()
+    finally:
+        lab.terminate()
+        try:
+            lab.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            lab.kill()
+    (OUT / "result.json").write_text(json.dumps({"problems": problems}, indent=2))
+    for problem in problems:
+        print(f"  {problem}", file=sys.stderr)
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
