@@ -65,6 +65,7 @@ def main() -> None:
     parser.add_argument("--max-seconds", type=float, default=180.0)
     args = parser.parse_args()
     counter = get_counter()
+    chunk_blocks(parse_blocks(prose(5000)), doc="warm-up.html", counter=counter)  # load and warm the tokenizer
     print(f"{'shape':<8} {'size':>8} {'parse s':>9} {'ratio':>6} {'chunk s':>9} {'ratio':>6} {'chunks':>7}")
     for shape in args.shapes.split(","):
         previous: tuple[float, float] | None = None
