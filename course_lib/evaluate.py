@@ -1,50 +1,87 @@
-"""Judging retrieval against the golden set: relevance, metrics, confidence intervals, comparisons.
+"""Judging retrieval against the golden set: relevance, metrics, budgets, intervals, comparisons.
 
 Every lesson calls the same functions here, so two numbers from two notebooks differ only by the
 one variable the lesson changed. Metrics count answerable questions only; unanswerable ones are
 used to see whether the top score tells "found something" from "found nothing" (`score_gap`).
+
+One judge for every pipeline: a chunk is relevant when it comes from the gold page and its body
+holds the normalised evidence (`is_relevant`). Crediting a chunk by its section id
+(`is_relevant_by_section`) is only available to chunkers that record sections, so it tilts every
+naive-against-structured comparison; it exists for one sensitivity table (`sensitivity`), and
+runs judged by different rules refuse to be compared.
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 import re
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 import numpy as np
+
 # Plain tqdm: a text bar reads the same in JupyterLab, in a terminal and on GitHub.
 from tqdm import tqdm
 
 from .golden import KINDS, Question, normalize
 from .records import Chunk, Hit
 from .search import Retriever, rank_hits
+from .settings import CONFIDENCE, CONTEXT_BUDGET, DEPTH, N_RESAMPLES, SEED
+from .stats import bca_bootstrap, holm, wilson_interval
 
-MRR_CUT = 20
+MRR_CUT = DEPTH
+EVIDENCE, SECTION = "evidence", "section"
 
 
 def is_relevant(chunk: Chunk, q: Question) -> bool:
-    """True when the chunk answers the question: same page, and the quote or the section.
+    """The judge: the chunk is from the gold page and its BODY holds the normalised evidence.
 
-    The evidence test works for any chunker (naive chunks have no section id); the section test
-    credits a structured chunk of the right section even when the quote was cut across two
-    chunks. Nothing is relevant to an unanswerable question.
+    The body, not the embedded text: a context line ("datetime > Format Codes") helps a
+    retriever find the chunk but is not an answer. Works the same for every chunker, since any
+    chunk has a page and a body. Nothing is relevant to an unanswerable question.
     """
-    if not q.answerable or chunk.doc != q.doc:
+    if not q.answerable or chunk.doc != q.doc or q.evidence is None:
         return False
-    if q.section is not None and chunk.section_id == q.section:
+    return normalize(q.evidence) in normalize(chunk.body)
+
+
+def is_relevant_by_section(chunk: Chunk, q: Question) -> bool:
+    """Sensitivity rule only: the judge above, OR the chunk's section id is the gold section.
+
+    Only chunkers that record sections can score by the second clause, whatever text the chunk
+    holds, so never use it to compare pipelines: `sensitivity` reports how much it moves each.
+    """
+    if q.answerable and chunk.doc == q.doc and q.section is not None and chunk.section_id == q.section:
         return True
-    return q.evidence is not None and normalize(q.evidence) in normalize(chunk.body)
+    return is_relevant(chunk, q)
+
+
+JUDGES: dict[str, Callable[[Chunk, Question], bool]] = {
+    EVIDENCE: is_relevant, SECTION: is_relevant_by_section}
+
+
+def judge_rule(judge: str) -> Callable[[Chunk, Question], bool]:
+    """The relevance function registered under `judge` ("evidence" or "section")."""
+    if judge not in JUDGES:
+        raise ValueError(f"unknown judge {judge!r}; known: {', '.join(JUDGES)}")
+    return JUDGES[judge]
 
 
 @dataclass(frozen=True)
 class QuestionResult:
-    """How one question fared: the ranked chunk ids and scores, and the rank of the first hit."""
+    """How one question fared: the ranked chunks and scores, and the rank of the first hit.
+
+    `chunks` keeps the ranked chunks themselves, so a run can be re-judged by another rule
+    (`rejudge`) and measured at a token budget without searching again.
+    """
 
     question: Question
     ranked_ids: tuple[str, ...]
     scores: tuple[float, ...]
     first_hit_rank: int | None
     top_chunk: Chunk | None
+    chunks: tuple[Chunk, ...] = ()
+    judge: str = EVIDENCE
 
     @property
     def top_score(self) -> float | None:
@@ -70,12 +107,14 @@ class RunResult:
     """All question results of one retrieval run; metrics count answerable questions only.
 
     `k` is the depth the rankings were cut at: asking for recall@k or MRR beyond it raises,
-    because a hit ranked below the cut was never seen.
+    because a hit ranked below the cut was never seen. `judge` names the relevance rule
+    ("evidence" unless a sensitivity analysis asked for "section").
     """
 
     name: str
     results: list[QuestionResult]
-    k: int = 20
+    k: int = DEPTH
+    judge: str = EVIDENCE
 
     @property
     def answerable(self) -> list[QuestionResult]:
@@ -118,19 +157,17 @@ class RunResult:
         return np.array([self.recall_at(k) for k in range(1, max_k + 1)])
 
 
-def _judge(q: Question, hits: list[Hit], chunks: Sequence[Chunk]) -> QuestionResult:
-    """Judge one ranked, already-cut list of hits for one question."""
-    for hit in hits:
-        if not 0 <= hit.index < len(chunks):
-            raise IndexError(f"hit index {hit.index} outside the {len(chunks)} chunks")
-    ranked = [chunks[hit.index] for hit in hits]
-    first = next((rank for rank, c in enumerate(ranked, 1) if is_relevant(c, q)), None)
-    return QuestionResult(q, tuple(c.id for c in ranked), tuple(float(h.score) for h in hits),
-                          first, ranked[0] if ranked else None)
+def _judged(q: Question, ranked: Sequence[Chunk], scores: Sequence[float], judge: str) -> QuestionResult:
+    """Judge one ranked, already-cut list of chunks for one question."""
+    rule = judge_rule(judge)
+    first = next((rank for rank, c in enumerate(ranked, 1) if rule(c, q)), None)
+    return QuestionResult(q, tuple(c.id for c in ranked), tuple(float(s) for s in scores), first,
+                          ranked[0] if ranked else None, tuple(ranked), judge)
 
 
 def evaluate_rankings(questions: Sequence[Question], rankings: Sequence[Sequence[Hit]],
-                      chunks: Sequence[Chunk], *, name: str, k: int = 20) -> RunResult:
+                      chunks: Sequence[Chunk], *, name: str, k: int = DEPTH,
+                      judge: str = EVIDENCE) -> RunResult:
     """Judge precomputed rankings (one list of Hits per question, indexing into `chunks`).
 
     Each ranking is re-sorted with `rank_hits` (so ties are broken the same way for every
@@ -138,16 +175,41 @@ def evaluate_rankings(questions: Sequence[Question], rankings: Sequence[Sequence
     """
     if len(rankings) != len(questions):
         raise ValueError(f"{len(rankings)} rankings for {len(questions)} questions")
-    results = [_judge(q, rank_hits(hits)[:k], chunks) for q, hits in zip(questions, rankings)]
-    return RunResult(name=name, results=results, k=k)
+    judge_rule(judge)
+    results = []
+    for q, hits in zip(questions, rankings, strict=True):
+        hits = rank_hits(hits)[:k]
+        for hit in hits:
+            if not 0 <= hit.index < len(chunks):
+                raise IndexError(f"hit index {hit.index} outside the {len(chunks)} chunks")
+        results.append(_judged(q, [chunks[h.index] for h in hits], [h.score for h in hits], judge))
+    return RunResult(name=name, results=results, k=k, judge=judge)
 
 
 def evaluate_retriever(retriever: Retriever, questions: Sequence[Question], *, name: str,
-                       k: int = 20, progress: bool = True) -> RunResult:
+                       k: int = DEPTH, progress: bool = True, judge: str = EVIDENCE) -> RunResult:
     """Run every question through a retriever and judge its top k against the golden set."""
     rankings = [retriever.search(q.question, k=k)
                 for q in tqdm(questions, desc=name, disable=not progress)]
-    return evaluate_rankings(questions, rankings, retriever.chunks, name=name, k=k)
+    return evaluate_rankings(questions, rankings, retriever.chunks, name=name, k=k, judge=judge)
+
+
+def unreachable(questions: Sequence[Question], chunks: Sequence[Chunk]) -> list[Question]:
+    """The answerable questions that NO chunk can answer under the judge (evidence cut apart).
+
+    No retriever can find these, so a golden set is only fair to a chunking when this is empty.
+    """
+    by_doc: dict[str, list[Chunk]] = {}
+    for chunk in chunks:
+        by_doc.setdefault(chunk.doc, []).append(chunk)
+    return [q for q in questions if q.answerable
+            and not any(is_relevant(c, q) for c in by_doc.get(q.doc, []))]
+
+
+def rejudge(run: RunResult, judge: str) -> RunResult:
+    """The same rankings judged by another rule (no search): for the sensitivity analysis."""
+    results = [_judged(r.question, r.chunks, r.scores, judge) for r in run.results]
+    return RunResult(name=run.name, results=results, k=run.k, judge=judge)
 
 
 def score_gap(run: RunResult) -> float | None:
@@ -163,27 +225,27 @@ def score_gap(run: RunResult) -> float | None:
     return float(np.mean(tops[0]) - np.mean(tops[1]))
 
 
-def bootstrap_ci(values: Sequence[float], *, n_resamples: int = 2000, confidence: float = 0.95,
-                 seed: int = 0) -> tuple[float, float, float]:
-    """Return (mean, lo, hi): the mean and its percentile-bootstrap confidence interval.
+def bootstrap_ci(values: Sequence[float], *, n_resamples: int = N_RESAMPLES,
+                 confidence: float = CONFIDENCE, seed: int = SEED) -> tuple[float, float, float]:
+    """Return (mean, lo, hi): the mean and its BCa bootstrap confidence interval.
 
     With a golden set of a hundred questions one question is a whole point of recall; the
-    interval shows which differences are noise. Fixed seed, so a notebook rerun prints the
-    same interval. Empty input gives three NaNs.
+    interval shows which differences are noise. For a share of hits prefer `stats.wilson_interval`,
+    which keeps a width at 0 and 1. Fixed seed, so a rerun prints the same interval; empty input
+    gives three NaNs.
     """
-    values = np.asarray(values, dtype=float)
-    if not values.size:
-        return math.nan, math.nan, math.nan
-    rng = np.random.default_rng(seed)
-    means = values[rng.integers(0, values.size, size=(n_resamples, values.size))].mean(axis=1)
-    alpha = 100 * (1 - confidence) / 2
-    lo, hi = np.percentile(means, [alpha, 100 - alpha])
-    return float(values.mean()), float(lo), float(hi)
+    result = bca_bootstrap(values, n_resamples=n_resamples, confidence=confidence, seed=seed)
+    return result.estimate, result.lo, result.hi
 
 
 @dataclass(frozen=True)
 class Comparison:
-    """Run B against run A on one metric: the difference, its interval and its p-value."""
+    """Run B against run A on one metric: the difference, its interval and its p-value.
+
+    `lo`, `hi` and `p_value` come from the same BCa resamples, so p < 1 - confidence exactly
+    when the interval excludes 0. `p_holm` is set by `holm_adjust`, with `family` the number
+    of comparisons it corrected for; `p` is the one to read.
+    """
 
     name_a: str
     name_b: str
@@ -195,58 +257,163 @@ class Comparison:
     lo: float
     hi: float
     p_value: float
-    confidence: float = 0.95
+    confidence: float = CONFIDENCE
+    judge: str = EVIDENCE
+    p_holm: float | None = None
+    family: int | None = None
+
+    @property
+    def p(self) -> float:
+        """The p-value to report: Holm-adjusted when the comparison belongs to a table."""
+        return self.p_value if self.p_holm is None else self.p_holm
+
+    @property
+    def significant(self) -> bool:
+        """True when the reported p is below 1 - confidence (0.05 by default)."""
+        return self.p < 1 - self.confidence
 
 
 def _metric_values(run: RunResult, metric: str) -> dict[str, float]:
-    """Per-answerable-question values of "recall@K" or "mrr", keyed by question id."""
-    match = re.fullmatch(r"recall@(\d+)", metric.lower())
+    """Per-answerable-question values of "recall@K", "mrr" or a budget metric, by question id."""
+    key = metric.lower()
+    match = re.fullmatch(r"recall@(\d+)", key)
     if match:
         values = run.hits_at(int(match.group(1)))
-    elif metric.lower() == "mrr":
+    elif key == "mrr":
         values = run.reciprocal_ranks()
+    elif key in BUDGET_METRICS:
+        values = budget_values(run)[BUDGET_METRICS[key]]
     else:
-        raise ValueError(f"unknown metric '{metric}': use 'recall@K' or 'mrr'")
-    return {r.question.id: float(v) for r, v in zip(run.answerable, values)}
+        raise ValueError(f"unknown metric '{metric}': use 'recall@K', 'mrr' or one of "
+                         f"{', '.join(BUDGET_METRICS)}")
+    return {r.question.id: float(v) for r, v in zip(run.answerable, values, strict=True)}
 
 
-def _sign_flip_p(diffs: np.ndarray, *, n_resamples: int, seed: int) -> float:
-    """Two-sided p-value of a paired randomisation test that flips the sign of each difference.
-
-    Under "A and B are equally good" each per-question difference is as likely negated; the
-    p-value is the share of flips whose mean is at least as far from 0 as the observed one,
-    counting the observed assignment itself so that p is never exactly 0.
-    """
-    observed = abs(diffs.mean())
-    signs = np.random.default_rng([seed, 1]).choice((-1.0, 1.0), size=(n_resamples, diffs.size))
-    flipped = np.abs((signs * diffs).mean(axis=1))
-    # The tolerance keeps float rounding from hiding flips exactly as extreme as the observed.
-    extreme = np.count_nonzero(flipped >= observed - 1e-12)
-    return float((extreme + 1) / (n_resamples + 1))
+def check_same_judge(*runs: RunResult) -> str:
+    """The judge the runs share; ValueError when two were judged by different rules."""
+    judges = {run.judge for run in runs}
+    if len(judges) > 1:
+        names = ", ".join(f"'{run.name}' by {run.judge}" for run in runs)
+        raise ValueError(f"runs judged by different rules cannot be compared: {names}")
+    return judges.pop() if judges else EVIDENCE
 
 
 def paired_comparison(run_a: RunResult, run_b: RunResult, *, metric: str = "recall@5",
-                      n_resamples: int = 10000, confidence: float = 0.95,
-                      seed: int = 0) -> Comparison:
-    """Compare two runs on the same questions: delta = B - A, paired bootstrap CI, p-value.
+                      n_resamples: int = N_RESAMPLES, confidence: float = CONFIDENCE,
+                      seed: int = SEED) -> Comparison:
+    """Compare two runs on the same questions: delta = B - A, paired BCa interval and p-value.
 
     Pairing by question removes the variation between easy and hard questions, so a real
     improvement shows up with far fewer questions than two independent intervals would need.
-    Raises ValueError when the runs were not made on the same question ids.
+    Raises ValueError when the runs were not made on the same question ids or were judged by
+    different rules.
     """
+    judge = check_same_judge(run_a, run_b)
     ids_a, ids_b = ([r.question.id for r in run.results] for run in (run_a, run_b))
     if sorted(ids_a) != sorted(ids_b) or len(set(ids_a)) != len(ids_a):
         raise ValueError(f"runs '{run_a.name}' and '{run_b.name}' cover different questions")
     values_a, values_b = _metric_values(run_a, metric), _metric_values(run_b, metric)
     a = np.array(list(values_a.values()))
     b = np.array([values_b[qid] for qid in values_a])
-    diffs = b - a
-    if not diffs.size:
+    if not a.size:
         raise ValueError("no answerable questions to compare on")
-    delta, lo, hi = bootstrap_ci(diffs, n_resamples=n_resamples, confidence=confidence, seed=seed)
-    return Comparison(run_a.name, run_b.name, metric, int(diffs.size), float(a.mean()),
-                      float(b.mean()), delta, lo, hi,
-                      _sign_flip_p(diffs, n_resamples=n_resamples, seed=seed), confidence)
+    boot = bca_bootstrap(b - a, n_resamples=n_resamples, confidence=confidence, seed=seed)
+    return Comparison(run_a.name, run_b.name, metric, boot.n, float(a.mean()), float(b.mean()),
+                      boot.estimate, boot.lo, boot.hi, boot.p_value, confidence, judge)
+
+
+def holm_adjust(comparisons: Sequence[Comparison]) -> list[Comparison]:
+    """The comparisons with `p_holm` set: Holm's correction over the table, per metric.
+
+    A lesson's headline table asks several questions at once; correcting within each metric
+    keeps the chance of any false "significant" in that column below 1 - confidence. Raises
+    ValueError if the comparisons were judged by different rules.
+    """
+    if len({c.judge for c in comparisons}) > 1:
+        raise ValueError("comparisons judged by different rules cannot share a table")
+    out = list(comparisons)
+    for metric in dict.fromkeys(c.metric for c in comparisons):
+        positions = [i for i, c in enumerate(comparisons) if c.metric == metric]
+        adjusted = holm([comparisons[i].p_value for i in positions])
+        for i, p in zip(positions, adjusted, strict=True):
+            out[i] = dataclasses.replace(comparisons[i], p_holm=p, family=len(positions))
+    return out
+
+
+# --- the context budget ------------------------------------------------------------------------
+
+BUDGET_METRICS = {"recall@budget": "recall", "precision@budget": "precision", "iou@budget": "iou"}
+
+
+def _content_tokens(counter, text: str) -> int:
+    """Tokens of `text` without the special tokens the counter adds to every text."""
+    return counter.count(text) - counter.count("")
+
+
+def _truncate(counter, text: str, n: int) -> str:
+    """The prefix of `text` that holds `n` content tokens (word pieces, or words without one)."""
+    if hasattr(counter, "truncate"):
+        return counter.truncate(text, n + counter.count(""))
+    return " ".join(text.split()[:n])
+
+
+def budget_context(result: QuestionResult, *, budget: int = CONTEXT_BUDGET,
+                   counter=None) -> list[Chunk]:
+    """The ranked chunks that fit in `budget` content tokens, the last one cut at the budget.
+
+    Bodies are laid end to end in rank order (no context line: that is metadata, not text a
+    prompt must carry). A chunk that starts before the budget is used up is kept, truncated to
+    what is left; the chunks after it are dropped.
+    """
+    from .tokens import (
+        get_counter,  # the tokenizer loads only when a budget is asked for
+    )
+
+    counter = counter or get_counter()
+    kept, left = [], budget
+    for chunk in result.chunks:
+        if left <= 0:
+            break
+        n = _content_tokens(counter, chunk.body)
+        cut = chunk if n <= left else dataclasses.replace(chunk, body=_truncate(counter, chunk.body, left))
+        kept.append(cut)
+        left -= n
+    return kept
+
+
+def budget_values(run: RunResult, *, budget: int = CONTEXT_BUDGET, counter=None) -> dict[str, np.ndarray]:
+    """Per answerable question: recall, token precision and IoU of the budget's context.
+
+    recall: 1 when a chunk of the context, cut at the budget, is still relevant under the run's
+    judge (so evidence cut off by the budget does not count). precision: evidence tokens over
+    context tokens (0 when the evidence is not in the context). IoU: evidence tokens over
+    context + evidence - evidence found, as Chroma's chunking report measures chunkers. The
+    evidence counts once, however many chunks repeat it.
+    """
+    from .tokens import get_counter
+
+    counter = counter or get_counter()
+    rule = judge_rule(run.judge)
+    recall, precision, iou = [], [], []
+    for result in run.answerable:
+        context = budget_context(result, budget=budget, counter=counter)
+        found = any(rule(chunk, result.question) for chunk in context)
+        size = sum(_content_tokens(counter, c.body) for c in context)
+        evidence = _content_tokens(counter, result.question.evidence or "")
+        overlap = evidence if found else 0
+        recall.append(float(found))
+        precision.append(overlap / size if size else 0.0)
+        iou.append(overlap / (size + evidence - overlap) if size + evidence else 0.0)
+    return {"recall": np.array(recall), "precision": np.array(precision), "iou": np.array(iou)}
+
+
+def recall_within_budget(run: RunResult, *, budget: int = CONTEXT_BUDGET, counter=None) -> float:
+    """Share of answerable questions whose evidence is in the first `budget` tokens of context.
+
+    recall@5 rewards long chunks (five long chunks hold more text than five short ones); this
+    compares pipelines at the same amount of text a prompt would carry.
+    """
+    return _mean(budget_values(run, budget=budget, counter=counter)["recall"])
 
 
 def _json_float(value: float) -> float | None:
@@ -254,34 +421,53 @@ def _json_float(value: float) -> float | None:
     return None if math.isnan(value) else float(value)
 
 
-def summary(run: RunResult, *, n_resamples: int = 2000, seed: int = 0) -> dict:
-    """The headline numbers of a run as a JSON-ready dict, with 95% bootstrap intervals.
+def _wilson(hits: np.ndarray, confidence: float = CONFIDENCE) -> list[float | None]:
+    lo, hi = wilson_interval(int(hits.sum()), int(hits.size), confidence=confidence)
+    return [_json_float(lo), _json_float(hi)]
 
-    Keys: name, recall@5, recall@20, mrr (each with a `<key>_ci` [lo, hi] pair), n_answerable,
-    n_unanswerable and score_gap. Undefined values (no answerable questions) are None.
+
+def summary(run: RunResult, *, n_resamples: int = N_RESAMPLES, seed: int = SEED,
+            budget: int | None = CONTEXT_BUDGET, counter=None) -> dict:
+    """The headline numbers of a run as a JSON-ready dict, with 95% intervals.
+
+    Keys: name, judge, recall@5, recall@20 (Wilson intervals), mrr (BCa bootstrap interval),
+    each with a `<key>_ci` [lo, hi] pair; with a `budget` (tokens; None skips it, and the
+    tokenizer) also budget, recall@budget (Wilson), precision@budget and iou@budget (means);
+    then n_answerable, n_unanswerable and score_gap. Undefined values are None.
     """
-    out: dict = {"name": run.name}
-    for key, values in (("recall@5", run.hits_at(5)), ("recall@20", run.hits_at(20)),
-                        ("mrr", run.reciprocal_ranks())):
-        mean, lo, hi = bootstrap_ci(values, n_resamples=n_resamples, seed=seed)
-        out[key], out[f"{key}_ci"] = _json_float(mean), [_json_float(lo), _json_float(hi)]
+    out: dict = {"name": run.name, "judge": run.judge}
+    for key in ("recall@5", "recall@20"):
+        hits = run.hits_at(int(key.split("@")[1]))
+        out[key], out[f"{key}_ci"] = _json_float(_mean(hits)), _wilson(hits)
+    mean, lo, hi = bootstrap_ci(run.reciprocal_ranks(), n_resamples=n_resamples, seed=seed)
+    out["mrr"], out["mrr_ci"] = _json_float(mean), [_json_float(lo), _json_float(hi)]
+    if budget is not None:
+        values = budget_values(run, budget=budget, counter=counter)
+        out["budget"] = budget
+        out["recall@budget"], out["recall@budget_ci"] = (_json_float(_mean(values["recall"])),
+                                                         _wilson(values["recall"]))
+        out["precision@budget"] = _json_float(_mean(values["precision"]))
+        out["iou@budget"] = _json_float(_mean(values["iou"]))
     out["n_answerable"], out["n_unanswerable"] = len(run.answerable), len(run.unanswerable)
     out["score_gap"] = score_gap(run)
     return out
 
 
 def by_kind(run: RunResult) -> dict[str, dict]:
-    """Counts and recall@5 / recall@20 per question kind, to see which kinds a retriever misses.
+    """Counts and recall@5 / recall@20 per question kind, each with its Wilson interval.
 
-    Each value holds n, hit@5, hit@20, miss@20 (counts) and recall@5, recall@20 (None for the
-    unanswerable kind, which has nothing to find). Kinds come in the golden set's order.
+    Each value holds n, hit@5, hit@20, miss@20 (counts), recall@5, recall@20 and their
+    `_ci` pairs (None for the unanswerable kind, which has nothing to find). With four
+    questions of a kind the interval is wide: a per-kind claim needs it. Kinds come in the
+    golden set's order.
     """
     groups: dict[str, list[QuestionResult]] = {}
     for result in run.results:
         groups.setdefault(result.question.kind, []).append(result)
     order = sorted(groups, key=lambda kind: (KINDS.index(kind) if kind in KINDS else len(KINDS),
                                              kind))
-    return {kind: _kind_stats(RunResult(run.name, groups[kind], k=run.k)) for kind in order}
+    return {kind: _kind_stats(RunResult(run.name, groups[kind], k=run.k, judge=run.judge))
+            for kind in order}
 
 
 def _kind_stats(group: RunResult) -> dict:
@@ -289,4 +475,33 @@ def _kind_stats(group: RunResult) -> dict:
     hits5, hits20 = group.hits_at(5), group.hits_at(20)
     return {"n": len(group.results), "hit@5": int(hits5.sum()), "hit@20": int(hits20.sum()),
             "miss@20": int(hits20.size - hits20.sum()),
-            "recall@5": _json_float(_mean(hits5)), "recall@20": _json_float(_mean(hits20))}
+            "recall@5": _json_float(_mean(hits5)), "recall@5_ci": _wilson(hits5),
+            "recall@20": _json_float(_mean(hits20)), "recall@20_ci": _wilson(hits20)}
+
+
+# --- sensitivity to the judging rule -----------------------------------------------------------
+
+SENSITIVITY_METRICS = ("recall@5", "recall@20", "mrr")
+
+
+def sensitivity(runs: Sequence[RunResult] | Mapping[str, Retriever],
+                questions: Sequence[Question] | None = None, *, progress: bool = False) -> list[dict]:
+    """Each pipeline's recall@5, recall@20 and MRR under the judge and under section credit.
+
+    Pass finished runs (re-judged, no search) or a {name: retriever} mapping with the
+    questions. One row per pipeline: {"pipeline", "evidence": {metric: value},
+    "section": {...}, "shift": {...}}; the shift is what section credit adds. For lesson 02's
+    one-time table only: the two columns are never compared with each other as pipelines.
+    """
+    if isinstance(runs, Mapping):
+        if questions is None:
+            raise ValueError("retrievers need the questions to run")
+        runs = [evaluate_retriever(r, questions, name=name, progress=progress) for name, r in runs.items()]
+    rows = []
+    for run in runs:
+        judged = {judge: rejudge(run, judge) for judge in JUDGES}
+        values = {judge: {"recall@5": r.recall_at(5), "recall@20": r.recall_at(20), "mrr": r.mrr}
+                  for judge, r in judged.items()}
+        shift = {m: values[SECTION][m] - values[EVIDENCE][m] for m in SENSITIVITY_METRICS}
+        rows.append({"pipeline": run.name, "n": len(run.answerable), **values, "shift": shift})
+    return rows

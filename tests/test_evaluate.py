@@ -7,11 +7,29 @@ import math
 import numpy as np
 import pytest
 
-from course_lib.evaluate import (RunResult, bootstrap_ci, by_kind, evaluate_rankings,
-                                 evaluate_retriever, is_relevant, paired_comparison, rank_hits,
-                                 score_gap, summary)
+from course_lib.evaluate import (
+    RunResult,
+    bootstrap_ci,
+    budget_context,
+    budget_values,
+    by_kind,
+    evaluate_rankings,
+    evaluate_retriever,
+    holm_adjust,
+    is_relevant,
+    is_relevant_by_section,
+    paired_comparison,
+    rank_hits,
+    recall_within_budget,
+    rejudge,
+    score_gap,
+    sensitivity,
+    summary,
+    unreachable,
+)
 from course_lib.golden import Question, normalize
 from course_lib.records import Chunk, Hit
+from course_lib.tokens import WordCounter
 
 DT = "library/datetime.html"
 
@@ -42,10 +60,26 @@ def test_evidence_matches_through_whitespace_and_entities():
     assert is_relevant(CHUNKS[2], Q_CODE)
 
 
-def test_section_id_matches_without_evidence():
+def test_gold_section_without_the_evidence_is_not_relevant_by_default():
+    # c4 sits in the gold section but does not hold the quote: the judge says no ...
     assert normalize(Q_TABLE.evidence) not in normalize(CHUNKS[4].body)
-    assert is_relevant(CHUNKS[4], Q_TABLE)
-    assert is_relevant(CHUNKS[5], Q_FLAT)
+    assert not is_relevant(CHUNKS[4], Q_TABLE)
+    assert not is_relevant(CHUNKS[5], Q_FLAT)
+    # ... only the separately named sensitivity rule gives section credit.
+    assert is_relevant_by_section(CHUNKS[4], Q_TABLE)
+    assert is_relevant_by_section(CHUNKS[5], Q_FLAT)
+
+
+def test_the_context_line_is_not_evidence():
+    in_context = Chunk("cx", DT, "unrelated body", context=Q_TABLE.evidence, section_id="format-codes")
+    assert normalize(Q_TABLE.evidence) in normalize(in_context.text)
+    assert not is_relevant(in_context, Q_TABLE)
+
+
+def test_section_rule_still_needs_the_gold_page_and_an_answerable_question():
+    assert not is_relevant_by_section(CHUNKS[3], Q_TABLE)
+    assert not any(is_relevant_by_section(chunk, Q_NONE) for chunk in CHUNKS)
+    assert is_relevant_by_section(CHUNKS[1], Q_TABLE)  # evidence alone is enough for it too
 
 
 def test_wrong_doc_is_never_relevant_even_with_evidence_and_section():
@@ -75,9 +109,9 @@ def test_rank_hits_sorts_by_score_then_index():
 
 
 def test_ties_are_broken_by_chunk_index_not_input_order():
-    # c4 (relevant, by section) and c0 (not) tie; c0 has the lower index, so it ranks first.
-    run = evaluate_rankings([Q_TABLE], [[Hit(4, 0.7), Hit(0, 0.7)]], CHUNKS, name="tie")
-    assert run.results[0].ranked_ids == ("c0", "c4")
+    # c1 (relevant) and c0 (not) tie; c0 has the lower index, so it ranks first.
+    run = evaluate_rankings([Q_TABLE], [[Hit(1, 0.7), Hit(0, 0.7)]], CHUNKS, name="tie")
+    assert run.results[0].ranked_ids == ("c0", "c1")
     assert run.results[0].first_hit_rank == 2
 
 
@@ -123,7 +157,7 @@ def test_recall_curve(run):
 def test_mrr_is_cut_at_20():
     hits = [Hit(i, 1.0 - i / 100) for i in range(25)]
     chunks = [Chunk(f"n{i}", "x.html", "nothing") for i in range(25)]
-    chunks[21] = Chunk("n21", DT, "", section_id="format-codes")  # relevant only at rank 22
+    chunks[21] = Chunk("n21", DT, Q_TABLE.evidence)  # relevant only at rank 22
     deep = evaluate_rankings([Q_TABLE], [hits], chunks, name="deep", k=25)
     assert deep.results[0].first_hit_rank == 22
     assert deep.mrr == 0.0
@@ -139,7 +173,7 @@ def test_cut_at_k_hides_deeper_hits_and_refuses_deeper_metrics():
     with pytest.raises(ValueError, match="k=5 is outside 1..2"):
         run.recall_at(5)
     with pytest.raises(ValueError):
-        run.mrr
+        _ = run.mrr
 
 
 def test_empty_rankings_count_as_misses():
@@ -153,7 +187,7 @@ def test_empty_rankings_count_as_misses():
 def test_all_unanswerable_gives_undefined_metrics():
     run = evaluate_rankings([Q_NONE], [[Hit(0, 0.4)]], CHUNKS, name="none")
     assert math.isnan(run.recall_at(5)) and math.isnan(run.mrr)
-    s = summary(run)
+    s = summary(run, budget=None)
     assert s["recall@5"] is None and s["mrr_ci"] == [None, None]
     assert s["n_answerable"] == 0 and s["n_unanswerable"] == 1 and s["score_gap"] is None
     json.dumps(s, allow_nan=False)
@@ -174,7 +208,7 @@ def test_score_gap(run):
 
 
 def test_summary(run):
-    s = summary(run)
+    s = summary(run, budget=None)
     assert s["name"] == "base"
     assert s["recall@5"] == pytest.approx(2 / 3) and s["recall@20"] == pytest.approx(2 / 3)
     assert s["mrr"] == pytest.approx(4 / 9)
@@ -188,11 +222,16 @@ def test_summary(run):
 def test_by_kind(run):
     kinds = by_kind(run)
     assert list(kinds) == ["paraphrase", "table", "code", "unanswerable"]
-    assert kinds["table"] == {"n": 1, "hit@5": 1, "hit@20": 1, "miss@20": 0,
-                              "recall@5": 1.0, "recall@20": 1.0}
+    # Wilson 95% interval of 1/1: [0.2065, 1]; of 0/1: [0, 0.7935].
+    table = kinds["table"]
+    assert {k: table[k] for k in ("n", "hit@5", "hit@20", "miss@20", "recall@5", "recall@20")} == {
+        "n": 1, "hit@5": 1, "hit@20": 1, "miss@20": 0, "recall@5": 1.0, "recall@20": 1.0}
+    assert table["recall@5_ci"] == pytest.approx([0.2065, 1.0], abs=1e-4)
     assert kinds["paraphrase"]["miss@20"] == 1 and kinds["paraphrase"]["recall@5"] == 0.0
+    assert kinds["paraphrase"]["recall@20_ci"] == pytest.approx([0.0, 0.7935], abs=1e-4)
     assert kinds["unanswerable"] == {"n": 1, "hit@5": 0, "hit@20": 0, "miss@20": 0,
-                                     "recall@5": None, "recall@20": None}
+                                     "recall@5": None, "recall@5_ci": [None, None],
+                                     "recall@20": None, "recall@20_ci": [None, None]}
 
 
 class FakeRetriever:
@@ -207,7 +246,7 @@ class FakeRetriever:
 
 
 def test_evaluate_retriever():
-    retriever = FakeRetriever({Q_TABLE.question: [Hit(0, 0.9), Hit(4, 0.8)],
+    retriever = FakeRetriever({Q_TABLE.question: [Hit(0, 0.9), Hit(1, 0.8)],
                                Q_NONE.question: [Hit(2, 0.5)]})
     run = evaluate_retriever(retriever, [Q_TABLE, Q_NONE], name="fake", k=7, progress=False)
     assert retriever.calls == [(Q_TABLE.question, 7), (Q_NONE.question, 7)]
@@ -245,7 +284,7 @@ def test_bootstrap_ci_constant_and_empty():
 
 def make_run(name: str, ranks: list[int | None], *, order=None) -> RunResult:
     """A run over questions p0..pN whose relevant chunk sits at the given rank (None = absent)."""
-    chunks = [Chunk("rel", DT, "", section_id="s")] + [
+    chunks = [Chunk("rel", DT, "four words of evidence", section_id="s")] + [
         Chunk(f"x{i}", "x.html", "nothing") for i in range(20)]
     questions = [Question(f"p{i}", f"q{i}", DT, "s", "four words of evidence", "exact")
                  for i in range(len(ranks))]
@@ -275,25 +314,35 @@ def test_paired_comparison_of_identical_runs():
 def test_paired_comparison_of_clearly_better_run():
     a, b = make_run("a", [None] * 30), make_run("b", [1] * 30)
     c = paired_comparison(a, b)
-    assert c.delta == 1.0 and c.lo == 1.0 and c.hi == 1.0
-    # All 30 flips agree only with probability 2 / 2**30: in practice just the observed one.
-    assert c.p_value == pytest.approx(1 / 10001)
+    # Every difference is +1: no resample can show anything else, p is the resampling floor.
+    assert (c.delta, c.lo, c.hi) == (1.0, 1.0, 1.0)
+    assert c.p_value == pytest.approx(1 / 10001) and c.significant
     reverse = paired_comparison(b, a)
     assert reverse.delta == -1.0 and reverse.p_value == pytest.approx(1 / 10001)
 
 
 def test_paired_comparison_one_discordant_pair_is_no_evidence():
-    # With a single non-zero difference every sign flip is as extreme as the observed one.
     c = paired_comparison(make_run("a", [None, 1, 1]), make_run("b", [1, 1, 1]))
-    assert c.delta == pytest.approx(1 / 3) and c.p_value == 1.0
+    assert c.delta == pytest.approx(1 / 3)
+    assert c.lo <= 0 <= c.hi and c.p_value > 0.05 and not c.significant
 
 
-def test_paired_comparison_two_discordant_pairs():
-    # Two equal differences: |mean| is as large as observed when both signs agree, p = 1/2.
-    c = paired_comparison(make_run("a", [None, None, 2, 2]), make_run("b", [1, 1, 2, 2]),
-                          metric="mrr")
-    assert c.delta == pytest.approx(0.5)
-    assert c.p_value == pytest.approx(0.5, abs=0.02)
+def test_paired_comparison_interval_and_p_value_agree():
+    # 12 of 40 questions gained a hit, 3 lost one: the interval excludes 0 exactly when p < 0.05.
+    a = make_run("a", [None] * 12 + [1] * 3 + [2] * 25)
+    b = make_run("b", [1] * 12 + [None] * 3 + [2] * 25)
+    for confidence in (0.90, 0.95, 0.99, 0.999):
+        c = paired_comparison(a, b, confidence=confidence, n_resamples=4000)
+        assert (c.lo > 0 or c.hi < 0) == (c.p_value < 1 - confidence), confidence
+    c = paired_comparison(a, b)
+    assert c.delta == pytest.approx(9 / 40) and c.lo > 0 and c.p_value < 0.05
+
+
+def test_paired_comparison_refuses_runs_judged_by_different_rules():
+    a, b = make_run("a", [1, None, 3]), make_run("b", [1, 2, 1])
+    with pytest.raises(ValueError, match="different rules"):
+        paired_comparison(a, rejudge(b, "section"))
+    assert paired_comparison(rejudge(a, "section"), rejudge(b, "section")).judge == "section"
 
 
 def test_paired_comparison_matches_by_id_and_supports_metrics():
@@ -316,3 +365,123 @@ def test_paired_comparison_rejects_different_questions_and_metrics():
         paired_comparison(make_run("a", [1, 2]), make_run("b", [1, 2, 3]))
     with pytest.raises(ValueError, match="unknown metric"):
         paired_comparison(make_run("a", [1]), make_run("b", [1]), metric="ndcg")
+
+
+# --- judges, sensitivity, reachability ---------------------------------------------------------
+
+def test_rejudge_keeps_rankings_and_changes_only_the_rule(run):
+    # qf's ranking is [c0]; under section credit still a miss. qn's [c4, c1] stays unanswerable.
+    by_section = rejudge(run, "section")
+    assert by_section.judge == "section" and run.judge == "evidence"
+    assert [r.ranked_ids for r in by_section.results] == [r.ranked_ids for r in run.results]
+    table_by_section = evaluate_rankings([Q_TABLE], [[Hit(4, 0.9), Hit(1, 0.5)]], CHUNKS, name="s")
+    assert table_by_section.results[0].first_hit_rank == 2
+    assert rejudge(table_by_section, "section").results[0].first_hit_rank == 1
+    with pytest.raises(ValueError, match="unknown judge"):
+        rejudge(run, "vibes")
+
+
+def test_sensitivity_reports_both_judges_side_by_side():
+    # Q_TABLE: c4 (section only) then c1 (evidence); Q_FLAT: c5 (section only).
+    run = evaluate_rankings([Q_TABLE, Q_FLAT], [[Hit(4, 0.9), Hit(1, 0.5)], [Hit(5, 0.9)]],
+                            CHUNKS, name="structured")
+    [row] = sensitivity([run])
+    assert row["pipeline"] == "structured" and row["n"] == 2
+    assert row["evidence"] == pytest.approx({"recall@5": 0.5, "recall@20": 0.5, "mrr": 0.25})
+    assert row["section"] == pytest.approx({"recall@5": 1.0, "recall@20": 1.0, "mrr": 1.0})
+    assert row["shift"] == pytest.approx({"recall@5": 0.5, "recall@20": 0.5, "mrr": 0.75})
+
+
+def test_sensitivity_runs_retrievers_by_name():
+    retriever = FakeRetriever({Q_TABLE.question: [Hit(4, 0.9), Hit(1, 0.5)]})
+    [row] = sensitivity({"fake": retriever}, [Q_TABLE])
+    assert row["pipeline"] == "fake" and row["evidence"]["mrr"] == 0.5 and row["section"]["mrr"] == 1.0
+    with pytest.raises(ValueError, match="need the questions"):
+        sensitivity({"fake": retriever})
+
+
+def test_unreachable_lists_questions_whose_quote_no_chunk_holds_whole():
+    halves = [Chunk("h1", DT, "Day of the month as a"), Chunk("h2", DT, "zero-padded decimal number.")]
+    assert unreachable([Q_TABLE, Q_NONE], halves) == [Q_TABLE]
+    assert unreachable([Q_TABLE, Q_NONE], CHUNKS) == []
+
+
+# --- the context budget (a word counter: one token per word, 2 special tokens) -----------------
+
+WORDS = WordCounter()
+Q_BUDGET = Question("qb", "Where is the needle?", "hay.html", "s", "the needle is here", "exact")
+
+
+def budget_run(bodies: list[str], q: Question = Q_BUDGET) -> RunResult:
+    chunks = [Chunk(f"b{i}", "hay.html", body, section_id="s") for i, body in enumerate(bodies)]
+    return evaluate_rankings([q], [[Hit(i, 1 - i / 100) for i in range(len(chunks))]], chunks, name="b")
+
+
+def test_budget_context_keeps_whole_chunks_then_cuts_the_last():
+    run = budget_run(["one two three four", "five six seven eight nine", "ten"])
+    kept = budget_context(run.results[0], budget=6, counter=WORDS)
+    assert [c.body for c in kept] == ["one two three four", "five six"]
+    assert [c.id for c in budget_context(run.results[0], budget=100, counter=WORDS)] == ["b0", "b1", "b2"]
+
+
+def test_budget_recall_counts_evidence_only_if_the_cut_keeps_it():
+    hay = "hay " * 6
+    # The evidence (4 words) starts at token 6 of a budget of 8: cut in half, so not found ...
+    cut = budget_run([hay.strip(), "the needle is here"])
+    assert recall_within_budget(cut, budget=8, counter=WORDS) == 0.0
+    # ... with a budget of 10 it fits whole.
+    assert recall_within_budget(cut, budget=10, counter=WORDS) == 1.0
+    # recall@5 says found in both cases: the budget is the stricter question.
+    assert cut.recall_at(5) == 1.0
+
+
+def test_budget_precision_and_iou_by_hand():
+    run = budget_run(["hay hay hay hay hay hay", "the needle is here"])
+    values = budget_values(run, budget=100, counter=WORDS)
+    # context = 6 + 4 = 10 tokens, evidence = 4 tokens, all found
+    assert values["recall"].tolist() == [1.0]
+    assert values["precision"].tolist() == pytest.approx([0.4])
+    assert values["iou"].tolist() == pytest.approx([4 / 10])
+    missed = budget_values(budget_run(["hay hay"]), budget=100, counter=WORDS)
+    # not found: precision 0, IoU 0 / (2 + 4)
+    assert missed["precision"].tolist() == [0.0] and missed["iou"].tolist() == [0.0]
+
+
+def test_budget_metrics_follow_the_runs_judge():
+    run = budget_run(["hay hay in the gold section"])
+    assert recall_within_budget(run, budget=100, counter=WORDS) == 0.0
+    assert recall_within_budget(rejudge(run, "section"), budget=100, counter=WORDS) == 1.0
+
+
+def test_summary_with_budget_keys():
+    run = budget_run(["hay hay hay hay hay hay", "the needle is here"])
+    s = summary(run, budget=8, counter=WORDS)
+    assert s["judge"] == "evidence" and s["budget"] == 8
+    assert s["recall@budget"] == 0.0 and s["precision@budget"] == 0.0 and s["iou@budget"] == 0.0
+    assert s["recall@budget_ci"] == pytest.approx([0.0, 0.7935], abs=1e-4)
+    s = summary(run, budget=10, counter=WORDS)
+    assert s["recall@budget"] == 1.0 and s["precision@budget"] == pytest.approx(0.4)
+    json.dumps(s, allow_nan=False)
+
+
+def test_summary_recall_interval_is_wilson_and_never_zero_width():
+    run = make_run("all", [1] * 16)
+    s = summary(run, budget=None)
+    assert s["recall@5"] == 1.0
+    assert s["recall@5_ci"] == pytest.approx([0.8064, 1.0], abs=1e-4)
+
+
+# --- Holm over a table -------------------------------------------------------------------------
+
+def test_holm_adjust_corrects_within_each_metric():
+    a, b = make_run("a", [None] * 8 + [1] * 8), make_run("b", [1] * 16)
+    c = make_run("c", [None] * 7 + [1] * 9)
+    table = [paired_comparison(a, b), paired_comparison(a, c), paired_comparison(a, b, metric="mrr")]
+    adjusted = holm_adjust(table)
+    recall_ps = sorted(t.p_value for t in table[:2])
+    assert [t.family for t in adjusted] == [2, 2, 1]
+    assert adjusted[2].p_holm == table[2].p_value            # alone in its metric: unchanged
+    assert min(t.p_holm for t in adjusted[:2]) == pytest.approx(min(1, 2 * recall_ps[0]))
+    assert all(t.p_holm >= t.p_value for t in adjusted) and adjusted[0].p == adjusted[0].p_holm
+    with pytest.raises(ValueError, match="different rules"):
+        holm_adjust([table[0], paired_comparison(rejudge(a, "section"), rejudge(b, "section"))])
