@@ -18,10 +18,12 @@ import hashlib
 import os
 import tempfile
 import time
+import warnings
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterable, Iterator, Literal, Sequence
+from typing import Literal
 
 import numpy as np
 
@@ -66,9 +68,12 @@ def embedded_server(data_dir: str | Path | None = None, *, use_env: bool = True)
     if url:
         yield url
         return
-    import pgserver
+    with warnings.catch_warnings():
+        # platformdirs warns when XDG_RUNTIME_DIR is unset (containers, CI); pgserver copes.
+        warnings.filterwarnings("ignore", message=".*XDG_RUNTIME_DIR")
+        import pgserver
 
-    server = pgserver.get_server(Path(data_dir or default_data_dir()), cleanup_mode="stop")
+        server = pgserver.get_server(Path(data_dir or default_data_dir()), cleanup_mode="stop")
     try:
         yield server.get_uri()
     finally:
