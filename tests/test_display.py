@@ -1,6 +1,8 @@
 """Tests of the notebook displays on synthetic runs: escaped text, colour classes, plot lines."""
 from __future__ import annotations
 
+import re
+
 import matplotlib
 
 matplotlib.use("Agg")
@@ -10,18 +12,26 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 from IPython.display import HTML  # noqa: E402
 
-from course_lib.display import (compare_table, metrics_table, per_question_table,  # noqa: E402
-                                plot_recall_curve)
-from course_lib.evaluate import evaluate_rankings, paired_comparison  # noqa: E402
+from course_lib.display import (  # noqa: E402
+    compare_table,
+    metrics_table,
+    per_question_table,
+    plot_recall_curve,
+    sensitivity_table,
+    technique_table,
+    verdict,
+    verdict_table,
+)
+from course_lib.evaluate import Comparison, evaluate_rankings, paired_comparison, sensitivity  # noqa: E402
 from course_lib.golden import Question  # noqa: E402
 from course_lib.records import Chunk, Hit  # noqa: E402
 
 DOC = "library/<tags>.html"
 CHUNKS = [
-    Chunk("c0", DOC, "The <div> & <span> tags.", section_id="s1",
+    Chunk("c0", DOC, "The <div> & <span> tags. The div and span tags group content.", section_id="s1",
           heading_path=("HTML <tags>", "Block & inline")),
     Chunk("c1", "other.html", "nothing relevant here"),
-    Chunk("c2", DOC, "late answer", section_id="s2", heading_path=("HTML <tags>",)),
+    Chunk("c2", DOC, "four words late answer", section_id="s2", heading_path=("HTML <tags>",)),
 ]
 QUESTIONS = [
     Question("q1", "What does <div> & <span> do?", DOC, "s1", "The div and span tags", "exact"),
@@ -45,7 +55,8 @@ def other(run):
 
 
 def rows(table: HTML) -> list[str]:
-    return table.data.split("<tbody>")[1].split("</tr>")[:-1]
+    """The body rows of a table, inline styles removed so cells read as <td>text</td>."""
+    return re.sub(r' style="[^"]*"', "", table.data).split("<tbody>")[1].split("</tr>")[:-1]
 
 
 def test_per_question_table_escapes_and_colours(run):
@@ -75,9 +86,10 @@ def test_metrics_table(run, other):
     assert len(body) == 2
     assert "run &lt;A&gt;" in body[0]
     # run: recall@5 = 1/2, recall@20 = 2/2, MRR = (1 + 1/7) / 2
-    assert "<td>0.500 [" in body[0] and "<td>1.000 [1.000, 1.000]</td>" in body[0]
+    # recall: Wilson intervals (1/2 -> [0.095, 0.905], 2/2 -> [0.342, 1.000], never zero width)
+    assert "<td>0.500 [0.095, 0.905]</td>" in body[0] and "<td>1.000 [0.342, 1.000]</td>" in body[0]
     assert f"<td>{(1 + 1 / 7) / 2:.3f} [" in body[0]
-    assert "<td>2</td>" in body[0]
+    assert "<td>2</td><td>evidence</td>" in body[0]
 
 
 def test_compare_table(run, other):
@@ -109,3 +121,79 @@ def test_plot_recall_curve_creates_axes_and_respects_run_depth():
     x, y = ax.get_lines()[0].get_data()
     assert list(x) == [1, 2, 3, 4, 5] and list(y) == [1.0] * 5
     plt.close(ax.figure)
+
+
+def test_tables_use_inline_styles_only(run, other):
+    # GitHub's notebook viewer strips <style> blocks: colours must live on the elements.
+    tables = (per_question_table(run), metrics_table([run]), compare_table([paired_comparison(run, other)]),
+              verdict_table([paired_comparison(run, other)]))
+    for table in tables:
+        assert "<style" not in table.data and "<table style=" in table.data
+    assert '<tr class="cl-hit" style="background:#e3f4e1">' in per_question_table(run).data
+
+
+def comparison(delta: float, lo: float, hi: float, p: float, **kw) -> Comparison:
+    return Comparison("dense", "RRF", "recall@5", 71, 0.817, 0.817 + delta, delta, lo, hi, p, **kw)
+
+
+def test_verdict_wording_follows_the_figures():
+    gain = verdict(comparison(0.070, 0.010, 0.150, 0.02), what="RRF against dense")
+    assert gain == ("**RRF against dense, recall@5:** 0.887 vs 0.817, +0.070 [+0.010, +0.150] "
+                    "(95% interval), p = 0.02: a significant gain, on these 71 questions.")
+    assert gain._repr_markdown_() == gain
+    loss = verdict(comparison(-0.070, -0.150, -0.010, 0.02))
+    assert loss.startswith("**RRF against dense, recall@5:** 0.747 vs 0.817, −0.070 [−0.150, −0.010]")
+    assert "a significant loss" in loss
+    noise = verdict(comparison(0.070, -0.010, 0.150, 0.17))
+    assert "p = 0.17: no significant difference: within noise" in noise
+    same = verdict(comparison(0.0, 0.0, 0.0, 1.0))
+    assert "p = 1: no difference at all" in same
+    assert "p < 0.001" in verdict(comparison(0.3, 0.2, 0.4, 0.0001))
+
+
+def test_verdict_after_holm_says_so_and_can_overturn_significance():
+    corrected = comparison(0.070, 0.010, 0.150, 0.02, p_holm=0.08, family=3)
+    text = verdict(corrected)
+    assert "p = 0.08 (Holm, 3 comparisons)" in text
+    assert "no significant difference once corrected for 3 comparisons" in text
+    assert "significant gain" not in text
+
+
+def test_verdict_table_applies_holm_per_metric_and_renders_each_sentence(run, other):
+    table = [paired_comparison(run, other), paired_comparison(run, run),
+             paired_comparison(run, other, metric="mrr")]
+    html_rows = rows(verdict_table(table, what=["B against A", "A against itself", "B against A"]))
+    assert len(html_rows) == 3
+    assert "<b>B against A, recall@5:</b>" in html_rows[0] and "(Holm, 2 comparisons)" in html_rows[0]
+    assert "(Holm, 1 comparisons)" in html_rows[2]
+    assert "no difference at all" in html_rows[1]
+    unadjusted = rows(verdict_table(table, holm=False))
+    assert "Holm" not in "".join(unadjusted) and "<td>B against run &lt;A&gt;</td>" in unadjusted[0]
+    with pytest.raises(ValueError, match="2 labels for 3"):
+        verdict_table(table, what=["x", "y"])
+
+
+def test_compare_table_with_holm_column(run, other):
+    body = rows(compare_table([paired_comparison(run, other), paired_comparison(run, run)], holm=True))
+    same = paired_comparison(run, run)
+    assert f"<td>{same.p_value:.4f}</td><td>1.0000</td><td>2</td>" in body[1]
+
+
+def test_technique_table_agreement_and_plain_words():
+    helps_both = (comparison(0.1, 0.05, 0.15, 0.001), comparison(0.1, 0.02, 0.18, 0.004))
+    dev_only = (comparison(0.1, 0.05, 0.15, 0.001), comparison(0.02, -0.05, 0.09, 0.5))
+    body = rows(technique_table([("hybrid retrieval", *helps_both), ("context line", *dev_only)],
+                                source_rank={"hybrid retrieval": 2}, holm=False))
+    assert "<td>agree</td><td>2</td>" in body[0]
+    assert "hybrid retrieval: helps on test, as on dev" in body[0]
+    assert "<td>disagree</td><td>not ranked</td>" in body[1]
+    assert "context line: helps on dev, but no significant effect on test (p = 0.5 on test)" in body[1]
+    assert 'class="cl-gain"' in body[0] and 'class="cl-none"' in body[1]
+
+
+def test_sensitivity_table(run):
+    body = rows(sensitivity_table(sensitivity([run])))
+    # q1 hit at 1, q2 at 7 under both rules here: recall@5 1/2 twice, the shift is zero
+    assert body[0].startswith('<tr class=""><td>run &lt;A&gt;</td><td>2</td><td>0.500</td><td>0.500</td>'
+                              '<td>+0.000</td><td>1.000</td>')
+    assert "<td>+0.000</td>" in body[0]
