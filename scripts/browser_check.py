@@ -24,6 +24,7 @@ import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.request
 from pathlib import Path
@@ -33,7 +34,11 @@ import nbformat
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "artifacts" / "browser-check"
 PROGRESS_TAG = "progress-widget"
-WIDGET = ".jp-OutputArea-output .widget-progress"
+WIDGET = ".jp-OutputArea-output .widget-hprogress, .jp-OutputArea-output .widget-progress"
+# JupyterLab settings for the check only: render every cell (JupyterLab 4 leaves off-screen cells
+# out of the page by default, so their outputs could not be checked) and no news pop-up.
+SETTINGS = {"@jupyterlab/notebook-extension/tracker.jupyterlab-settings": {"windowingMode": "none"},
+            "@jupyterlab/apputils-extension/notification.jupyterlab-settings": {"fetchNews": "false"}}
 PROBE = "from tqdm.auto import tqdm\n\nfor _ in tqdm(range(3), desc='widget probe'):\n    pass"
 
 
@@ -45,10 +50,17 @@ def free_port() -> int:
 
 def start_lab(port: int, token: str, log: Path) -> subprocess.Popen:
     """jupyter lab on localhost only, app exposed to the page so commands can be run by name."""
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "COURSE_OFFLINE_LLM": "1"}
+    settings = OUT / "lab-settings"
+    for name, values in SETTINGS.items():
+        (settings / name).parent.mkdir(parents=True, exist_ok=True)
+        (settings / name).write_text(json.dumps(values))
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "COURSE_OFFLINE_LLM": "1",
+           "JUPYTERLAB_SETTINGS_DIR": str(settings)}
     command = [sys.executable, "-m", "jupyter", "lab", "--no-browser", f"--port={port}", "--ip=127.0.0.1",
                f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={ROOT}",
-               "--LabApp.expose_app_in_browser=True", "--ServerApp.allow_root=True"]
+               "--LabApp.expose_app_in_browser=True", "--ServerApp.allow_root=True",
+               # A fresh workspace: a layout restored from an earlier check would reopen stale tabs.
+               f"--LabApp.workspaces_dir={tempfile.mkdtemp(prefix='lab-workspaces-')}"]
     return subprocess.Popen(command, env=env, stdout=log.open("w"), stderr=subprocess.STDOUT)
 
 
@@ -64,11 +76,15 @@ def wait_for(url: str, timeout: float) -> None:
     raise TimeoutError(f"JupyterLab did not answer at {url} within {timeout:.0f} s")
 
 
-BUSY = """() => {
-  const w = window.jupyterapp && window.jupyterapp.shell.currentWidget;
-  const kernel = w && w.sessionContext && w.sessionContext.session && w.sessionContext.session.kernel;
-  const prompts = [...document.querySelectorAll('.jp-InputPrompt')].map(p => p.textContent);
-  return !kernel || kernel.status !== 'idle' || prompts.some(t => t.includes('*'));
+# Busy while the notebook's kernel is missing or any code cell is queued or running; read from the
+# cell models, not the page, and not from the kernel status alone (it is idle between two cells).
+BUSY = """(path) => {
+  const app = window.jupyterapp;
+  if (!app) return true;
+  const panel = [...app.shell.widgets('main')].find(w => w.context && w.context.path === path);
+  const session = panel && panel.sessionContext.session;
+  if (!session || !session.kernel || session.kernel.status !== 'idle') return true;
+  return panel.content.widgets.some(c => c.model.type === 'code' && c.model.executionState === 'running');
 }"""
 
 
@@ -76,11 +92,17 @@ def run_notebook(page, base: str, rel: str, token: str, timeout: float) -> float
     """Open a notebook in the browser, run every cell, wait for the kernel, save; return seconds."""
     page.goto(f"{base}/lab/tree/{rel}?token={token}")
     page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=120_000)
-    page.wait_for_function("() => !" + BUSY + "()", timeout=120_000)  # kernel started and idle
+    idle = f"() => !({BUSY})({json.dumps(rel)})"
+    page.wait_for_function(idle, timeout=120_000)  # kernel started and idle
     start = time.monotonic()
-    page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-all-cells')")
+    page.evaluate("""(path) => {
+      const app = window.jupyterapp;
+      const panel = [...app.shell.widgets('main')].find(w => w.context && w.context.path === path);
+      app.shell.activateById(panel.id);
+      return app.commands.execute('notebook:run-all-cells');
+    }""", rel)
     page.wait_for_timeout(1000)
-    page.wait_for_function("() => !" + BUSY + "()", timeout=timeout * 1000, polling=1000)
+    page.wait_for_function(idle, timeout=timeout * 1000, polling=500)
     seconds = time.monotonic() - start
     page.evaluate("() => window.jupyterapp.commands.execute('docmanager:save')")
     page.wait_for_timeout(1500)
@@ -88,10 +110,22 @@ def run_notebook(page, base: str, rel: str, token: str, timeout: float) -> float
 
 
 def errors_in(path: Path) -> list[str]:
-    """`ename: evalue` of every error output in a saved notebook."""
-    nb = nbformat.read(path, as_version=4)
-    return [f"cell {i}: {o.get('ename')}: {o.get('evalue')}" for i, cell in enumerate(nb.cells)
-            if cell.cell_type == "code" for o in cell.get("outputs", []) if o.output_type == "error"]
+    """Every error output in a saved notebook, and every code cell the run never reached."""
+    cells = [c for c in nbformat.read(path, as_version=4).cells if c.cell_type == "code"]
+    errors = [f"code cell {i}: {o.get('ename')}: {o.get('evalue')}" for i, cell in enumerate(cells)
+              for o in cell.get("outputs", []) if o.output_type == "error"]
+    return errors + [f"code cell {i}: not executed" for i, cell in enumerate(cells)
+                     if cell.execution_count is None and cell.source.strip()]
+
+
+def fresh_copy(source: Path, target: Path) -> None:
+    """The notebook without outputs or counts, so whatever is there afterwards came from this run."""
+    nb = nbformat.read(source, as_version=4)
+    for cell in nb.cells:
+        if cell.cell_type == "code":
+            cell.outputs, cell.execution_count = [], None
+            cell.metadata.pop("execution", None)
+    nbformat.write(nb, target)
 
 
 def widget_problems(page, path: Path) -> list[str]:
@@ -117,7 +151,7 @@ def main(argv: list[str] | None = None) -> int:
 
     OUT.mkdir(parents=True, exist_ok=True)
     lesson = OUT / args.notebook.name
-    shutil.copyfile(args.notebook, lesson)
+    fresh_copy(args.notebook, lesson)
     probe = OUT / "widget_probe.ipynb"
     probe_cell = nbformat.v4.new_code_cell(PROBE, metadata={"tags": [PROGRESS_TAG]})
     nbformat.write(nbformat.v4.new_notebook(cells=[probe_cell], metadata={"kernelspec": {
