@@ -231,7 +231,7 @@ def bootstrap_ci(values: Sequence[float], *, n_resamples: int = N_RESAMPLES,
 
     With a golden set of a hundred questions one question is a whole point of recall; the
     interval shows which differences are noise. For a share of hits prefer `stats.wilson_interval`,
-    which keeps a width at 0 and 1. Fixed seed, so a rerun prints the same interval; empty input
+    which keeps a width at 0 and 1. Fixed random state, so a rerun prints the same interval; empty input
     gives three NaNs.
     """
     result = bca_bootstrap(values, n_resamples=n_resamples, confidence=confidence, seed=seed)

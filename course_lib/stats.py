@@ -9,7 +9,7 @@ Three tools, each chosen so that a reviewer has nothing to object to:
   inverting the interval, so "the interval excludes 0" and "p < 1 - confidence" always agree.
 - `holm` to correct the p-values of one lesson's headline table for the number of comparisons.
 
-Everything is deterministic under a fixed seed, so a notebook rerun prints the same figures.
+Everything is deterministic (a fixed random state), so a notebook rerun prints the same figures.
 """
 from __future__ import annotations
 

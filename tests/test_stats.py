@@ -26,19 +26,19 @@ def test_wilson_has_width_at_the_ends_and_stays_in_bounds():
         wilson_interval(5, 3)
 
 
-def paired_sample(n: int, seed: int) -> np.ndarray:
+def paired_sample(n: int, state: int) -> np.ndarray:
     """Per-question differences of a metric in [0, 1], like a paired MRR comparison."""
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng(state)
     a, b = rng.random(n) ** 2, rng.random(n) ** 1.5
     return b - a
 
 
-@pytest.mark.parametrize("seed", [0, 1, 2])
-def test_bca_matches_scipy_on_paired_differences(seed):
-    diffs = paired_sample(60, seed)
-    ours = bca_bootstrap(diffs, n_resamples=40_000, seed=seed)
+@pytest.mark.parametrize("state", [0, 1, 2])
+def test_bca_matches_scipy_on_paired_differences(state):
+    diffs = paired_sample(60, state)
+    ours = bca_bootstrap(diffs, n_resamples=40_000, seed=state)
     ref = scipy.stats.bootstrap((diffs,), np.mean, method="BCa", n_resamples=40_000,
-                                random_state=seed).confidence_interval
+                                random_state=state).confidence_interval
     # Two independent sets of resamples: the ends agree to Monte Carlo error (~0.005 here).
     width = ref.high - ref.low
     assert ours.lo == pytest.approx(ref.low, abs=0.03 * width)
@@ -54,12 +54,12 @@ def test_bca_matches_scipy_on_hits():
     assert (ours.lo, ours.hi) == pytest.approx((ref.low, ref.high), abs=0.02)
 
 
-@pytest.mark.parametrize("seed", range(6))
-def test_p_value_and_interval_never_disagree(seed):
-    rng = np.random.default_rng(seed)
+@pytest.mark.parametrize("state", range(6))
+def test_p_value_and_interval_never_disagree(state):
+    rng = np.random.default_rng(state)
     diffs = rng.choice([-1.0, 0.0, 0.0, 1.0, 1.0], size=int(rng.integers(8, 60))) * rng.random()
     for confidence in (0.8, 0.9, 0.95, 0.99):
-        r = bca_bootstrap(diffs, n_resamples=3000, confidence=confidence, seed=seed)
+        r = bca_bootstrap(diffs, n_resamples=3000, confidence=confidence, seed=state)
         assert (r.lo > 0 or r.hi < 0) == (r.p_value < 1 - confidence)
 
 
@@ -80,7 +80,7 @@ def test_bca_degenerate_and_empty_samples():
     assert math.isnan(bca_bootstrap([]).estimate)
 
 
-def test_bca_is_deterministic_under_its_seed():
+def test_bca_is_deterministic_under_its_random_state():
     diffs = paired_sample(30, 3)
     assert bca_bootstrap(diffs, seed=4) == bca_bootstrap(diffs, seed=4)
     assert bca_bootstrap(diffs, seed=4).lo != bca_bootstrap(diffs, seed=5).lo
@@ -104,9 +104,9 @@ def test_holm_by_hand():
     assert holm([0.6, 0.7]) == [1.0, 1.0]
 
 
-@pytest.mark.parametrize("seed", range(5))
-def test_holm_matches_the_reference_formula(seed):
-    p = list(np.random.default_rng(seed).random(7) ** 3)
+@pytest.mark.parametrize("state", range(5))
+def test_holm_matches_the_reference_formula(state):
+    p = list(np.random.default_rng(state).random(7) ** 3)
     assert holm(p) == pytest.approx(holm_reference(p))
 
 
