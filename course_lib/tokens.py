@@ -7,10 +7,10 @@ tokens included, with no truncation, so a count says exactly how much of a text 
 """
 from __future__ import annotations
 
-from collections import OrderedDict
 from functools import cached_property, lru_cache
 from typing import Iterable, Protocol, Sequence
 
+import cachetools
 import numpy as np
 
 from . import models
@@ -36,7 +36,7 @@ class TokenCounter:
         self.name = name
         self.tokenizer = models.load_tokenizer(name)
         self.cache_size = cache_size
-        self._cache: OrderedDict[str, int] = OrderedDict()
+        self._cache: cachetools.LRUCache[str, int] = cachetools.LRUCache(maxsize=cache_size)
 
     def __repr__(self) -> str:
         return f"TokenCounter({self.name!r})"
@@ -57,9 +57,7 @@ class TokenCounter:
         return self.count("")
 
     def _remember(self, text: str, n: int) -> None:
-        self._cache[text] = n
-        if len(self._cache) > self.cache_size:
-            self._cache.popitem(last=False)
+        self._cache[text] = n  # the LRU evicts the least recently counted text past cache_size
 
     def count(self, text: str) -> int:
         """The number of tokens the embedder would need for `text`, special tokens included."""
@@ -69,8 +67,6 @@ class TokenCounter:
             # wrong claim, and counting long texts is the whole point here.
             n = len(self.tokenizer(text, add_special_tokens=True, verbose=False)["input_ids"])
             self._remember(text, n)
-        else:
-            self._cache.move_to_end(text)
         return n
 
     __call__ = count

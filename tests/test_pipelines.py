@@ -188,3 +188,28 @@ def test_defaults_come_from_settings():
     assert inspect.signature(search.HybridRetriever).parameters["candidates"].default == settings.CANDIDATES
     assert inspect.signature(serve.SearchService).parameters["top_n"].default == settings.TOP_N
     assert pipelines.MAX_SHARE == settings.MAX_SHARE and settings.FINAL_PIPELINE in pipelines.PIPELINES
+
+
+@pytest.mark.model
+def test_served_and_evaluated_pipelines_rank_the_golden_questions_identically():
+    """The unit-level form of lesson 08's check: SearchService over a Pipeline ranks exactly as
+    evaluate_retriever scores it, for every dev question (on the pages of three of them, for speed)."""
+    from course_lib.corpus import load_pages
+    from course_lib.evaluate import evaluate_rankings, evaluate_retriever
+    from course_lib.golden import load_golden
+    from course_lib.paths import GOLDEN_FILE
+    from course_lib.serve import SearchService
+
+    dev = load_golden(GOLDEN_FILE, split="dev")
+    docs = list(dict.fromkeys(q.doc for q in dev if q.doc))[:3]
+    pages = [p for p in load_pages() if p.path in docs]
+    pipeline = pipelines.retriever_over(pipelines.structured_chunks(pages), reranker=Fixed(), top_n=10)
+    evaluated = evaluate_retriever(pipeline, dev, name="evaluated", k=20, progress=False)
+    service = SearchService(pipeline)
+    answers = [service.search(q.question, k=20) for q in dev]
+    served = evaluate_rankings(dev, [a.hits for a in answers], pipeline.chunks, name="served", k=20)
+    assert [r.ranked_ids for r in served.results] == [r.ranked_ids for r in evaluated.results]
+    assert served.recall_at(20) == evaluated.recall_at(20) and served.mrr == evaluated.mrr
+    # ... and hit for hit, before the evaluation's tie-breaking re-sort
+    assert all(a.hits == pipeline.search(q.question, k=20) for q, a in zip(dev[:10], answers))
+    assert all(service.search(q.question, k=20).cached for q in dev[:3])
