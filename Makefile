@@ -7,11 +7,11 @@ STAMP := $(VENV)/.installed
 export TOKENIZERS_PARALLELISM := false
 # Tests and the headless course run must never wait on a model hub; `make lab` leaves the
 # choice to the learner, so an online learner can load any model by name.
-unit notebooks course warm browser-check: export HF_HUB_OFFLINE := 1
+unit unit-fast notebooks course warm browser-check: export HF_HUB_OFFLINE := 1
 # ... nor call a paid LLM API, even when a key is set in the environment.
-unit notebooks course browser-check: export COURSE_OFFLINE_LLM := 1
+unit unit-fast notebooks course browser-check: export COURSE_OFFLINE_LLM := 1
 
-.PHONY: setup lab course readme test unit notebooks check clean-cache warm handout browser-check
+.PHONY: setup lab course readme test lint unit unit-fast notebooks check clean-cache warm handout browser-check
 
 setup: $(STAMP)
 
@@ -34,10 +34,18 @@ readme: setup
 	$(PY) scripts/update_readme.py
 
 ## test: unit, property and data tests, then every notebook under nbval
-test: setup unit notebooks
+test: setup lint unit notebooks
+
+## lint: ruff over the library, tests, benchmarks and scripts (rules in pyproject.toml)
+lint: setup
+	$(VENV)/bin/ruff check course_lib tests benchmarks scripts
 
 unit: setup
 	$(PY) -m pytest tests -q
+
+## unit-fast: the unit tests that load no model (seconds, not minutes)
+unit-fast: setup
+	$(PY) -m pytest tests -q -m "not model"
 
 notebooks: setup
 	$(PY) -m pytest --nbval-lax --nbval-current-env -p no:cacheprovider notebooks/ -q
