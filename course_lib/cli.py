@@ -8,6 +8,8 @@
     ask "QUESTION" [--pipeline NAME] [--k 5] [--doc PAGE] [--kinds code,table] [--prompt] [--base-url URL]
                                             ranked sources with scores (default: the final pipeline)
     compare "QUESTION" [--against NAME]     the naive pipeline and the final one side by side
+    golden-draft --corpus DIR --out FILE [--n 40] [--force]
+                                            draft golden lines: sampled evidence, questions left blank
 
 Every command reports the pages it skipped (and why) before it builds anything. Bad input gets
 one line on stderr, `error: <file>:<line>: <what> — <what to do>`, and an exit code per family:
@@ -35,10 +37,11 @@ _HAS_WORD = re.compile(r"\w")
 # --- checks that run before anything is built ------------------------------------------------
 
 def _pipeline_name(name: str) -> str:
+    from .peers import PEERS
     from .pipelines import PIPELINES
 
-    if name not in PIPELINES:
-        raise UsageError(f"unknown pipeline {name!r}", hint=f"use one of {', '.join(PIPELINES)}")
+    if name not in PIPELINES and name not in PEERS:
+        raise UsageError(f"unknown pipeline {name!r}", hint=f"use one of {', '.join([*PIPELINES, *PEERS])}")
     return name
 
 
@@ -205,6 +208,23 @@ def _evaluate(args: argparse.Namespace) -> int:
     return 0
 
 
+def _golden_draft(args: argparse.Namespace) -> int:
+    from .golden_draft import draft_golden, write_drafts
+    from .pipelines import clean_corpus
+
+    _check_out(args.out, force=args.force, corpus=args.corpus, inputs=[])
+    loaded = _load(args)
+    drafts = draft_golden(clean_corpus(loaded.pages)[0], n=args.n)
+    try:
+        write_drafts(drafts, args.out)
+    except OSError as err:
+        raise OutputError(f"cannot write ({err.strerror or err})", path=args.out, hint="choose another --out") from None
+    kinds = ", ".join(f"{k} {sum(d.kind == k for d in drafts)}" for k in sorted({d.kind for d in drafts}))
+    print(f"{len(drafts)} drafted lines from {len({d.doc for d in drafts})} pages ({kinds}) written to {args.out}; "
+          f"write each question, then run validate-golden {args.out} --corpus {args.corpus}")
+    return 0
+
+
 def _where(args: argparse.Namespace, chunks):
     """The --doc/--kinds filter, refusing a value that matches nothing in this index."""
     from .search import make_filter
@@ -293,6 +313,12 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.add_argument("--skip-invalid", action="store_true",
                           help="leave out (and name) golden questions that do not match the corpus")
     evaluate.set_defaults(func=_evaluate)
+    draft = commands.add_parser("golden-draft", help="draft golden lines (evidence, no question)", parents=[common])
+    draft.add_argument("--corpus", type=Path, required=True, help="folder of HTML")
+    draft.add_argument("--out", type=Path, required=True, help="JSONL to write (never overwritten without --force)")
+    draft.add_argument("--n", type=_positive, default=40, help="how many lines to draft")
+    draft.add_argument("--force", action="store_true", help="overwrite an existing --out file")
+    draft.set_defaults(func=_golden_draft)
     ask = commands.add_parser("ask", help="ranked sources for a question", parents=[common])
     ask.add_argument("question")
     ask.add_argument("--pipeline", default=FINAL_PIPELINE)

@@ -268,3 +268,4 @@ def plot_recall_curve(*runs: RunResult, ax=None, max_k: int = 20):
     if runs:
         ax.legend()
     return ax
+from .chunkview import show_chunks, side_by_side  # noqa: F401 - the chunk viewer (lesson 10), course_lib/chunkview.py

@@ -15,8 +15,8 @@ so a practitioner can run the whole comparison on their own site:
 """
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from functools import lru_cache
-from typing import Callable, Sequence
 
 from . import settings
 from .chunking import blocks_to_text, chunk_blocks, dedupe
@@ -43,6 +43,10 @@ def register(name: str, description: str) -> Callable[[Builder], Builder]:
 
 def build_pipeline(name: str, pages: Sequence[Page], *, model: str | None = None) -> Pipeline:
     """Build a registered pipeline over pages; an unknown name lists the known ones."""
+    if name.startswith("peer:"):  # lesson 10's peer libraries: their own registry, course_lib/peers.py
+        from .peers import build_peer
+
+        return build_peer(name, pages, model=model)
     if name not in PIPELINES:
         raise KeyError(f"unknown pipeline {name!r}; known: {', '.join(PIPELINES)}")
     builder, _ = PIPELINES[name]

@@ -13,7 +13,8 @@ def _name(requirement: str) -> str:
 
 
 def pyproject_requirements() -> dict[str, str]:
-    deps = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    deps = project["dependencies"] + project.get("optional-dependencies", {}).get("peers", [])
     return {_name(d): d.replace(" ", "") for d in deps}
 
 
@@ -38,3 +39,14 @@ def test_torch_is_pinned_to_the_cpu_build_on_disk():
 
 def test_environment_installs_the_course_library_itself():
     assert re.search(r"^\s*-\s+-e \.\s*$", (ROOT / "environment.yml").read_text(), re.M)
+
+
+def test_peer_libraries_are_pinned_exactly():
+    peers = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]["peers"]
+    assert peers and all(re.fullmatch(r"[\w.\-\[\],]+==[\w.]+", p) for p in peers)
+
+
+def test_installed_torch_is_the_pinned_cpu_build():
+    from importlib.metadata import version
+
+    assert version("torch").split("+")[0] == "2.13.0"
