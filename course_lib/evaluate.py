@@ -23,6 +23,7 @@ import numpy as np
 # Plain tqdm: a text bar reads the same in JupyterLab, in a terminal and on GitHub.
 from tqdm import tqdm
 
+from .budget import BUDGET_METRICS, budget_context, budget_values, recall_within_budget  # noqa: F401 (re-exported)
 from .golden import KINDS, Question, normalize
 from .records import Chunk, Hit
 from .search import Retriever, rank_hits
@@ -338,82 +339,6 @@ def holm_adjust(comparisons: Sequence[Comparison]) -> list[Comparison]:
         for i, p in zip(positions, adjusted, strict=True):
             out[i] = dataclasses.replace(comparisons[i], p_holm=p, family=len(positions))
     return out
-
-
-# --- the context budget ------------------------------------------------------------------------
-
-BUDGET_METRICS = {"recall@budget": "recall", "precision@budget": "precision", "iou@budget": "iou"}
-
-
-def _content_tokens(counter, text: str) -> int:
-    """Tokens of `text` without the special tokens the counter adds to every text."""
-    return counter.count(text) - counter.count("")
-
-
-def _truncate(counter, text: str, n: int) -> str:
-    """The prefix of `text` that holds `n` content tokens (word pieces, or words without one)."""
-    if hasattr(counter, "truncate"):
-        return counter.truncate(text, n + counter.count(""))
-    return " ".join(text.split()[:n])
-
-
-def budget_context(result: QuestionResult, *, budget: int = CONTEXT_BUDGET,
-                   counter=None) -> list[Chunk]:
-    """The ranked chunks that fit in `budget` content tokens, the last one cut at the budget.
-
-    Bodies are laid end to end in rank order (no context line: that is metadata, not text a
-    prompt must carry). A chunk that starts before the budget is used up is kept, truncated to
-    what is left; the chunks after it are dropped.
-    """
-    from .tokens import (
-        get_counter,  # the tokenizer loads only when a budget is asked for
-    )
-
-    counter = counter or get_counter()
-    kept, left = [], budget
-    for chunk in result.chunks:
-        if left <= 0:
-            break
-        n = _content_tokens(counter, chunk.body)
-        cut = chunk if n <= left else dataclasses.replace(chunk, body=_truncate(counter, chunk.body, left))
-        kept.append(cut)
-        left -= n
-    return kept
-
-
-def budget_values(run: RunResult, *, budget: int = CONTEXT_BUDGET, counter=None) -> dict[str, np.ndarray]:
-    """Per answerable question: recall, token precision and IoU of the budget's context.
-
-    recall: 1 when a chunk of the context, cut at the budget, is still relevant under the run's
-    judge (so evidence cut off by the budget does not count). precision: evidence tokens over
-    context tokens (0 when the evidence is not in the context). IoU: evidence tokens over
-    context + evidence - evidence found, as Chroma's chunking report measures chunkers. The
-    evidence counts once, however many chunks repeat it.
-    """
-    from .tokens import get_counter
-
-    counter = counter or get_counter()
-    rule = judge_rule(run.judge)
-    recall, precision, iou = [], [], []
-    for result in run.answerable:
-        context = budget_context(result, budget=budget, counter=counter)
-        found = any(rule(chunk, result.question) for chunk in context)
-        size = sum(_content_tokens(counter, c.body) for c in context)
-        evidence = _content_tokens(counter, result.question.evidence or "")
-        overlap = evidence if found else 0
-        recall.append(float(found))
-        precision.append(overlap / size if size else 0.0)
-        iou.append(overlap / (size + evidence - overlap) if size + evidence else 0.0)
-    return {"recall": np.array(recall), "precision": np.array(precision), "iou": np.array(iou)}
-
-
-def recall_within_budget(run: RunResult, *, budget: int = CONTEXT_BUDGET, counter=None) -> float:
-    """Share of answerable questions whose evidence is in the first `budget` tokens of context.
-
-    recall@5 rewards long chunks (five long chunks hold more text than five short ones); this
-    compares pipelines at the same amount of text a prompt would carry.
-    """
-    return _mean(budget_values(run, budget=budget, counter=counter)["recall"])
 
 
 def _json_float(value: float) -> float | None:
