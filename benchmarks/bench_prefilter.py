@@ -54,7 +54,8 @@ def main(argv: list[str] | None = None) -> int:
     if not opts.corpus.is_dir():
         print(f"No corpus folder at {opts.corpus}: pass --corpus DIR", file=sys.stderr)
         return 2
-    paths = sorted(p for p in opts.corpus.rglob("*.html") if not p.relative_to(opts.corpus).parts[0].startswith("_"))
+    paths = sorted(p for p in opts.corpus.rglob("*.html")
+                   if not p.relative_to(opts.corpus).parts[0].startswith("_"))  # Sphinx's _sources, _static
     pages = [decode_html(p.read_bytes()) for p in paths]
     removers = {"pre-filter": boilerplate._remove, "soupsieve.select": remove_plainly}
     best: dict[str, tuple[float, list]] = {}
@@ -66,7 +67,8 @@ def main(argv: list[str] | None = None) -> int:
     fast, plain = best["pre-filter"][0], best["soupsieve.select"][0]
     same = best["pre-filter"][1] == best["soupsieve.select"][1]
     print(f"{len(pages)} pages from {opts.corpus}, best of {opts.repeat}")
-    print(f"pre-filter {fast:.2f}s, soupsieve.select {plain:.2f}s: the pre-filter parses {plain / fast:.2f}x as fast")
+    print(f"pre-filter {fast:.2f}s, soupsieve.select {plain:.2f}s: "
+          f"the pre-filter parses {plain / fast:.2f}x as fast")
     print("same blocks on every page:", same)
     return 0 if same else 1
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 import hashlib
 import re
 from collections import Counter
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from functools import lru_cache
-from typing import Iterable, Mapping
+from functools import cache
 
 import soupsieve
 from bs4.element import Tag
@@ -68,10 +68,10 @@ def required_token(selector: str) -> str | None:
     return named.group(1).lower() if named else None
 
 
-@lru_cache(maxsize=None)
+@cache
 def _compiled(selectors: tuple[str, ...]) -> tuple[soupsieve.SoupSieve, tuple[str, ...] | None]:
     flat = [sel[a + 1:b].strip() for sel in selectors
-            for a, b in zip([-1, *_split_top(sel, ",")], [*_split_top(sel, ","), len(sel)])]
+            for a, b in zip([-1, *_split_top(sel, ",")], [*_split_top(sel, ","), len(sel)], strict=False)]
     tokens = [required_token(sel) for sel in flat]
     return soupsieve.compile(", ".join(flat)), None if None in tokens else tuple(set(tokens))
 
@@ -160,9 +160,10 @@ def drop_frequent_blocks(
                 kept.append(block)
         kept_pages.append(kept)
     report = sorted(
-        (FrequentBlock(b.text, b.kind, counts[k], counts[k] / len(pages), n) for k, (b, n) in removed.items()),
+        (FrequentBlock(b.text, b.kind, counts[k], counts[k] / len(pages), n)
+         for k, (b, n) in removed.items()),
         key=lambda r: (-r.pages, r.text),
     )
     if isinstance(pages_blocks, Mapping):
-        return dict(zip(pages_blocks.keys(), kept_pages)), report
+        return dict(zip(pages_blocks.keys(), kept_pages, strict=False)), report
     return kept_pages, report

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import importlib
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 REQUIRED_PACKAGES = (
     "torch", "sentence_transformers", "transformers", "numpy", "bs4", "lxml", "html5lib",
@@ -35,14 +35,17 @@ def _packages() -> tuple[bool, str]:
             importlib.import_module(name)
         except ImportError:
             missing.append(name)
-    return not missing, "all importable" if not missing else f"missing: {', '.join(missing)} (run `make setup`)"
+    if missing:
+        return False, f"missing: {', '.join(missing)} (run `make setup`)"
+    return True, "all importable"
 
 
 def _torch_cpu() -> tuple[bool, str]:
     import torch
 
     cuda = torch.version.cuda
-    return cuda is None, f"torch {torch.__version__}" + ("" if cuda is None else f" is a CUDA {cuda} build; the course pins the CPU build torch==2.13.0")
+    build = "" if cuda is None else f" is a CUDA {cuda} build; the course pins the CPU build torch==2.13.0"
+    return cuda is None, f"torch {torch.__version__}{build}"
 
 
 def _model() -> tuple[bool, str]:
@@ -51,13 +54,15 @@ def _model() -> tuple[bool, str]:
     embedder = models.load_embedder()
     dim = embedder.get_embedding_dimension()
     limit = models.max_input_tokens()
-    return (dim, limit) == (384, 256), f"bundled all-MiniLM-L6-v2 loads offline: dim {dim}, max_seq_length {limit}"
+    return (dim, limit) == (384, 256), (f"bundled all-MiniLM-L6-v2 loads offline: dim {dim}, "
+                                        f"max_seq_length {limit}")
 
 
 def _embedding() -> tuple[bool, str]:
     from . import models
 
-    vectors = models.embed(["a cat sat on the mat", "a kitten sat on a rug", "tax law of 1999"], use_cache=False, progress=False)
+    texts = ["a cat sat on the mat", "a kitten sat on a rug", "tax law of 1999"]
+    vectors = models.embed(texts, use_cache=False, progress=False)
     close, far = float(vectors[0] @ vectors[1]), float(vectors[0] @ vectors[2])
     return close > far, f"similar sentences score {close:.2f} > unrelated {far:.2f}"
 

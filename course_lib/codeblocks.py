@@ -75,10 +75,11 @@ def _repair_raw_pre(soup: BeautifulSoup, source: str) -> int:
     if len(raw) != len(pres):
         return 0
     repaired = 0
-    for pre, content in zip(pres, raw):
+    for pre, content in zip(pres, raw, strict=False):
         if {n.lower() for n in _TAG_NAME.findall(content)} <= _CODE_MARKUP:
             continue
-        text = re.sub(r"</?(?:%s)\b[^>]*>" % "|".join(sorted(_CODE_MARKUP)), "", content, flags=re.I)
+        markup = "|".join(sorted(_CODE_MARKUP))
+        text = re.sub(rf"</?(?:{markup})\b[^>]*>", "", content, flags=re.I)
         lang = _code_language(pre)  # may sit on an inner <code> that clear() is about to remove
         pre.clear()
         if lang:

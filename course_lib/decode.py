@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import re
 
-_META = re.compile(rb"""<meta[^>]*?charset\s*=\s*["']?\s*([-\w.:]+)|<\?xml[^>]*encoding=["']([-\w.:]+)""", re.I)
+_META = re.compile(rb"""<meta[^>]*?charset\s*=\s*["']?\s*([-\w.:]+)|<\?xml[^>]*encoding=["']([-\w.:]+)""",
+                   re.I)
 _BOMS = ((b"\xef\xbb\xbf", "utf-8"), (b"\xff\xfe", "utf-16-le"), (b"\xfe\xff", "utf-16-be"))
 
 
@@ -52,7 +53,8 @@ def _mostly_utf8(raw: bytes) -> bool:
 
 
 # cp1252 leaves five bytes undefined; a browser shows them as the same code points as latin-1.
-_CP1252 = {i: bytes([i]).decode("cp1252") for i in range(0x80, 0xA0) if i not in (0x81, 0x8D, 0x8F, 0x90, 0x9D)}
+_CP1252 = {i: bytes([i]).decode("cp1252") for i in range(0x80, 0xA0)
+           if i not in (0x81, 0x8D, 0x8F, 0x90, 0x9D)}
 
 
 def decode_html(raw: bytes) -> str:

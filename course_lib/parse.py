@@ -20,11 +20,12 @@ from __future__ import annotations
 
 import inspect
 import re
+from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Iterable, Mapping
 
 from bs4 import BeautifulSoup
 
+from . import settings
 from .boilerplate import (  # noqa: F401 - re-exported: the parser's public names live here too
     DECORATION,
     NEVER_CONTENT,
@@ -38,7 +39,6 @@ from .boilerplate import (  # noqa: F401 - re-exported: the parser's public name
 )
 from .codeblocks import _repair_raw_pre, code_text  # noqa: F401
 from .decode import decode_html, sniff_encoding  # noqa: F401
-from . import settings
 from .records import Block, Page
 from .tables import collapse, text_of
 from .walker import HEADINGS, _Walker  # noqa: F401

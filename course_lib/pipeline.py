@@ -13,7 +13,8 @@ around a Pipeline and nothing else, so the served ranking is the evaluated one.
 from __future__ import annotations
 
 import time
-from typing import Literal, Sequence
+from collections.abc import Sequence
+from typing import Literal
 
 import numpy as np
 
@@ -45,7 +46,8 @@ class Pipeline:
         # One retriever is searched directly; several go through the one fusion implementation.
         self.retrieval: Retriever = (self.retrievers[0] if len(self.retrievers) == 1 else
                                      HybridRetriever(self.retrievers, fusion=fusion, rrf_k=rrf_k,
-                                                     weights=weights, candidates=candidates, parallel=parallel))
+                                                     weights=weights, candidates=candidates,
+                                                     parallel=parallel))
         self.chunks: list[Chunk] = self.retrievers[0].chunks
         self.reranker, self.top_n, self.batch_size = reranker, top_n, batch_size
         self.fusion, self.rrf_k, self.weights, self.candidates = fusion, rrf_k, weights, candidates

@@ -1,8 +1,8 @@
 """The pipelines the lessons build, registered by name so any of them runs on any corpus.
 
-`build_pipeline("naive", pages)` returns a `Pipeline` (course_lib/pipeline.py); `python -m course_lib evaluate --pipeline
-NAME` scores it on a golden file. Each lesson adds one technique and registers the result here,
-so a practitioner can run the whole comparison on their own site:
+`build_pipeline("naive", pages)` returns a `Pipeline` (course_lib/pipeline.py);
+`python -m course_lib evaluate --pipeline NAME` scores it on a golden file. Each lesson adds one
+technique and registers the result here, so a practitioner can run the whole comparison on their own site:
 
     naive        lesson 01  regex-stripped text, fixed 1,000-character chunks, dense search
     clean        lesson 03  parsed, boilerplate-free text, the same fixed-size chunks
@@ -114,7 +114,8 @@ def retriever_over(chunks: Sequence[Chunk], *, model: str | None = None, bm25: b
     """The retrieval half of a pipeline over given chunks: dense and/or BM25 (fused by RRF when
     both), optionally re-ranked. Lesson 09's ablations switch one part off at a time; `options`
     (`rrf_k`, `candidates`, `parallel`...) go to `Pipeline`."""
-    return Pipeline.over(chunks, model=model, dense=dense, bm25=bm25, reranker=reranker, top_n=top_n, **options)
+    return Pipeline.over(chunks, model=model, dense=dense, bm25=bm25, reranker=reranker, top_n=top_n,
+                         **options)
 
 
 def reranker_for(model: str | None) -> Reranker:

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import Callable, Iterable, Literal, Protocol, Sequence
+from typing import Literal, Protocol
 
 import numpy as np
 from rank_bm25 import BM25Okapi
@@ -301,7 +302,7 @@ def weighted_fusion(hit_lists: Sequence[Sequence[Hit]], *, weights: Sequence[flo
     if len(weights) != len(hit_lists):
         raise ValueError(f"{len(hit_lists)} hit lists but {len(weights)} weights")
     terms: dict[int, list[float]] = {}
-    for hits, weight in zip(hit_lists, weights):
+    for hits, weight in zip(hit_lists, weights, strict=False):
         for index, score in _normalized(hits, normalize).items():
             terms.setdefault(index, []).append(weight * score)
     # fsum, as in `rrf`: equal sums must compare equal whatever the order of their terms.
@@ -390,13 +391,16 @@ class HybridRetriever:
         n = max(k, self.candidates)
         given = [(vectors or {}).get(getattr(r, "model", None)) for r in self.retrievers]
         if self._pool is not None:
-            futures = [self._pool.submit(self._timed, r, query, n, where, v) for r, v in zip(self.retrievers, given)]
+            futures = [self._pool.submit(self._timed, r, query, n, where, v)
+                       for r, v in zip(self.retrievers, given, strict=True)]
             results = [f.result() for f in futures]
         else:
-            results = [self._timed(r, query, n, where, v) for r, v in zip(self.retrievers, given)]
+            results = [self._timed(r, query, n, where, v)
+                       for r, v in zip(self.retrievers, given, strict=True)]
         fuse_start = time.perf_counter()
-        fused = fuse([hits for hits, _ in results], fusion=self.fusion, rrf_k=self.rrf_k, weights=self.weights)
+        fused = fuse([hits for hits, _ in results], fusion=self.fusion, rrf_k=self.rrf_k,
+                     weights=self.weights)
         end = time.perf_counter()
-        self.last_timings = {name: seconds for name, (_, seconds) in zip(self.names, results)}
+        self.last_timings = {name: seconds for name, (_, seconds) in zip(self.names, results, strict=False)}
         self.last_timings.update(fuse=end - fuse_start, total=end - start)
         return fused[:k]

@@ -14,8 +14,8 @@ from __future__ import annotations
 import os
 import re
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Callable, Sequence
 
 import cachetools
 import numpy as np
@@ -87,7 +87,8 @@ def filter_key(filters: dict | None) -> tuple:
     """A hashable, order-independent form of a filter dict (lists become sorted tuples)."""
     items = []
     for name, value in sorted((filters or {}).items()):
-        items.append((name, tuple(sorted(value)) if isinstance(value, (list, set, tuple, frozenset)) else value))
+        many = isinstance(value, (list, set, tuple, frozenset))
+        items.append((name, tuple(sorted(value)) if many else value))
     return tuple(items)
 
 
@@ -123,7 +124,8 @@ class SearchService:
             # The query vector comes from this service's own cache: no disk lookup per query.
             dense = DenseRetriever(chunks, model=model, vectors=vectors, cache_queries=False)
             self.pipeline = Pipeline([dense, BM25Retriever(chunks)], reranker=reranker, top_n=top_n,
-                                     batch_size=batch_size, candidates=candidates, rrf_k=rrf_k, parallel=parallel)
+                                     batch_size=batch_size, candidates=candidates, rrf_k=rrf_k,
+                                     parallel=parallel)
         self.query_vectors = LRUCache(settings.QUERY_CACHE_SIZE) if cache_queries else None
         self.results = TTLCache(settings.RESULT_CACHE_SIZE, ttl=ttl) if cache_results else None
 
@@ -154,7 +156,7 @@ class SearchService:
         return vector
 
     def search(self, query: str, *, k: int = settings.DEPTH, filters: dict | None = None) -> Answer:
-        """Rank chunks for a query; a repeat of a (normalised) query and filter set is served from the cache."""
+        """Rank chunks for a query; a repeat of a (normalised) query and filters comes from the cache."""
         start = time.perf_counter()
         key = (normalize_query(query), filter_key(filters), k)
         cached = self.results.get(key) if self.results is not None else None
@@ -162,7 +164,8 @@ class SearchService:
             return Answer(query, list(cached), {"total": time.perf_counter() - start}, cached=True)
         vector = self.embed_query(query)
         embedded = time.perf_counter()
-        hits = self.pipeline.search(query, k=k, where=make_filter(**filters) if filters else None, vector=vector)
+        where = make_filter(**filters) if filters else None
+        hits = self.pipeline.search(query, k=k, where=where, vector=vector)
         timings = dict(self.pipeline.last_timings)
         timings["embed query"] = embedded - start  # the cached or computed vector, not the pipeline's no-op
         if self.results is not None:

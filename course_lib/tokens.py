@@ -7,8 +7,9 @@ tokens included, with no truncation, so a count says exactly how much of a text 
 """
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from functools import cached_property, lru_cache
-from typing import Iterable, Protocol, Sequence
+from typing import Protocol
 
 import cachetools
 import numpy as np
@@ -85,7 +86,7 @@ class TokenCounter:
                 return_attention_mask=False,
                 return_token_type_ids=False,
             )["input_ids"]
-            for text, row in zip(batch, ids):
+            for text, row in zip(batch, ids, strict=False):
                 fresh[text] = len(row)
                 self._remember(text, len(row))
         return [fresh[t] if t in fresh else self.count(t) for t in texts]
@@ -108,7 +109,8 @@ class TokenCounter:
             return_special_tokens_mask=True,
             verbose=False,
         )
-        content = [span for span, special in zip(enc["offset_mapping"], enc["special_tokens_mask"]) if not special]
+        pairs = zip(enc["offset_mapping"], enc["special_tokens_mask"], strict=True)
+        content = [span for span, special in pairs if not special]
         keep = n - (len(enc["input_ids"]) - len(content))
         if keep >= len(content):
             return text

@@ -460,7 +460,7 @@ def test_wrong_declaration_is_ignored():
 
 
 def test_bytes_and_crlf_input():
-    assert parse_blocks("<pre>a\r\n  b\r\n</pre>".encode("utf-8"))[0].text == "```\na\n  b\n```"
+    assert parse_blocks(b"<pre>a\r\n  b\r\n</pre>")[0].text == "```\na\n  b\n```"
 
 
 # ----------------------------------------------------------------------------- files and corpus

@@ -98,9 +98,9 @@ def dedented_views(source: str) -> list[str]:
     lines = source.split("\n")
     indent = [len(line) - len(line.lstrip(" ")) for line in lines]
     views = []
-    for level in sorted({i for i, line in zip(indent, lines) if line.strip()}):
+    for level in sorted({i for i, line in zip(indent, lines, strict=False) if line.strip()}):
         views.append("\n".join("" if not line.strip() else line[level:].rstrip() if i >= level else "\x00"
-                               for i, line in zip(indent, lines)))
+                               for i, line in zip(indent, lines, strict=False)))
     return views
 
 

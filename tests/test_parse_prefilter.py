@@ -42,7 +42,7 @@ compound = st.one_of(
     st.builds(lambda s, t, q: f":is({s}, {t}){q}", simple, simple, qualifier),
     st.builds(lambda s, t: f"{s}:has(> {t})", simple, simple),
 )
-complex_ = st.builds(lambda parts, combs: parts[0] + "".join(f"{c}{p}" for c, p in zip(combs, parts[1:])),
+complex_ = st.builds(lambda parts, combs: parts[0] + "".join(f"{c}{p}" for c, p in zip(combs, parts[1:], strict=False)),
                      st.lists(compound, min_size=1, max_size=3),
                      st.lists(st.sampled_from([" ", " > ", " + ", " ~ "]), min_size=2, max_size=2))
 selectors = st.lists(st.lists(complex_, min_size=1, max_size=2).map(", ".join), min_size=1, max_size=4)

@@ -129,7 +129,7 @@ code_text = st.text(
 def highlighted(code: str, cuts: list[int]) -> str:
     """Mimic Pygments: the code cut at arbitrary points into escaped <span> pieces."""
     points = sorted({c % (len(code) + 1) for c in cuts} | {0, len(code)})
-    return "".join(f'<span class="n">{html.escape(code[a:b])}</span>' for a, b in zip(points, points[1:]))
+    return "".join(f'<span class="n">{html.escape(code[a:b])}</span>' for a, b in zip(points, points[1:], strict=False))
 
 
 @SETTINGS

@@ -10,9 +10,20 @@ from rank_bm25 import BM25Okapi
 
 from course_lib import models
 from course_lib.records import Chunk, Hit
-from course_lib.search import (BM25Retriever, DenseRetriever, HybridRetriever, code_aware_tokens,
-                               filter_hits, idf_table, make_filter, rank_hits, rrf, simple_tokens,
-                               top_k, weighted_fusion)
+from course_lib.search import (
+    BM25Retriever,
+    DenseRetriever,
+    HybridRetriever,
+    code_aware_tokens,
+    filter_hits,
+    idf_table,
+    make_filter,
+    rank_hits,
+    rrf,
+    simple_tokens,
+    top_k,
+    weighted_fusion,
+)
 
 
 def make_chunks(texts, *, docs=None, kinds=None):
