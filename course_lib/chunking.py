@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import re
 import statistics
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Callable, Iterable, NamedTuple, Sequence
+from typing import NamedTuple
 
 from . import models
 from .records import Block, Chunk

@@ -7,7 +7,7 @@ cannot fill the prompt.
 from __future__ import annotations
 
 from collections import Counter
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 

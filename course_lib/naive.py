@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import html
 import re
-from typing import Iterable
+from collections.abc import Iterable
 
 from .records import Chunk, Page
 

@@ -6,7 +6,7 @@ Lesson 00 runs it; every count tells the parser something it must handle.
 from __future__ import annotations
 
 from collections import Counter
-from typing import Iterable
+from collections.abc import Iterable
 
 from bs4 import BeautifulSoup, Tag
 

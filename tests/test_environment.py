@@ -1,7 +1,8 @@
 """pyproject.toml and environment.yml must list the same dependencies with the same pins."""
 import re
-import tomllib
 from pathlib import Path
+
+import tomllib
 
 ROOT = Path(__file__).resolve().parent.parent
 # Conda spells a few packages differently from PyPI; nothing else may differ.

@@ -8,8 +8,15 @@ import pytest
 from bs4 import BeautifulSoup
 
 from course_lib import golden
-from course_lib.golden import (GoldenError, Question, load_golden, normalize, section_text,
-                               validate_golden, validate_main)
+from course_lib.golden import (
+    GoldenError,
+    Question,
+    load_golden,
+    normalize,
+    section_text,
+    validate_golden,
+    validate_main,
+)
 
 FIXTURES = Path(__file__).parent / "fixtures" / "eval"
 CORPUS = FIXTURES / "corpus"
