@@ -22,6 +22,7 @@ def test_page_title_falls_back_to_the_path_for_a_page_without_title():
     assert pipelines.page_title([Block("text", "x", heading_path=("T", "S"))], "a.html") == "T"
 
 
+@pytest.mark.model
 def test_bm25_pipeline_runs_on_a_users_own_pages_without_titles():
     body = "<p>" + "The frobnicate option sets EEXIST handling. " * 10 + "</p>"
     pages = [Page("a.html", f"<html><body>{body}</body></html>"),

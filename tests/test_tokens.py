@@ -26,12 +26,14 @@ def test_count_includes_special_tokens(counter):
     assert counter.count("os.path.join(a, b)") == 12
 
 
+@pytest.mark.model
 def test_limit_is_the_models_not_the_tokenizers(counter):
     # The trap: the tokenizer claims 512, the embedder reads 256.
     assert counter.tokenizer_claim == 512
     assert counter.limit == 256
 
 
+@pytest.mark.model
 def test_count_many_matches_count_and_keeps_order(counter):
     texts = ["hello world", "def f(x):\n    return x + 1", "hello world", PROSE * 30]
     fresh = TokenCounter()
@@ -40,6 +42,7 @@ def test_count_many_matches_count_and_keeps_order(counter):
     assert fresh.count_many(texts)[3] > 512  # never truncated
 
 
+@pytest.mark.model
 def test_long_text_counts_without_the_512_warning():
     # transformers logs the warning on its own logger (which does not propagate), so listen there.
     records: list[logging.LogRecord] = []
@@ -59,6 +62,7 @@ def test_long_text_counts_without_the_512_warning():
         logger.removeHandler(handler)
 
 
+@pytest.mark.model
 def test_over_limit_returns_indices(counter):
     texts = ["short", PROSE * 10, "also short", PROSE * 2]
     assert counter.count(PROSE * 2) < 256 < counter.count(PROSE * 10)
@@ -97,6 +101,7 @@ def test_word_counter():
     assert words.limit == 10
 
 
+@pytest.mark.model
 def test_silent_truncation_of_a_long_text(counter):
     long_text = PROSE * 12
     assert counter.count(long_text) > 300
@@ -105,6 +110,7 @@ def test_silent_truncation_of_a_long_text(counter):
     assert truncation_demo(long_text) > 0.999
 
 
+@pytest.mark.model
 def test_the_window_is_exactly_the_limit_special_tokens_included():
     # Keeping 256 tokens keeps all the model reads; keeping 255 lets one token of the tail in.
     long_text = PROSE * 12
@@ -113,6 +119,7 @@ def test_the_window_is_exactly_the_limit_special_tokens_included():
     assert truncation_demo(long_text, keep=255, replacement=unrelated) < 0.999
 
 
+@pytest.mark.model
 def test_a_change_inside_the_window_is_seen():
     short = "Python decorators wrap a function to add behaviour before or after it runs."
     assert truncation_demo(short) > 0.999  # nothing past the limit: nothing changes
@@ -120,6 +127,7 @@ def test_a_change_inside_the_window_is_seen():
     assert changed < 0.99
 
 
+@pytest.mark.model
 def test_count_many_beyond_the_cache_size():
     small = TokenCounter(cache_size=2)
     texts = ["hello world", "Tokenization", "os.path.join(a, b)", "hello world"]
