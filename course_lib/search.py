@@ -124,7 +124,8 @@ class DenseRetriever:
         self.model = model
         self.cache_queries = cache_queries
         if vectors is None:
-            vectors = models.embed([c.text for c in self.chunks], model=model)
+            # No bar: a lesson shows results, not "Batches: 37%" debris (lesson 01 shows cold cost).
+            vectors = models.embed([c.text for c in self.chunks], model=model, progress=False)
         self.vectors = np.asarray(vectors, dtype=np.float32)
         if self.vectors.ndim != 2 or len(self.vectors) != len(self.chunks):
             raise ValueError(f"expected one vector per chunk ({len(self.chunks)} rows), "
