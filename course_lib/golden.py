@@ -92,7 +92,10 @@ def _parse_record(line: str) -> Question:
 
 
 def _check_question(q: Question) -> list[str]:
-    """Problems in one question that need no corpus: nulls that must agree, quote length."""
+    """Problems in one question that need no corpus: a question in words, nulls that must
+    agree, quote length. A drafted line (`golden-draft`) whose question is still empty fails."""
+    if not q.question.strip():
+        return ["the question is empty — write the question a user would ask (golden-draft leaves it blank)"]
     located = (q.doc, q.section, q.evidence)
     if q.kind == "unanswerable":
         return [] if located == (None, None, None) else [

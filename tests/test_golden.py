@@ -240,3 +240,14 @@ def test_validate_main_with_errors(tmp_path, capsys):
 def test_validate_main_missing_file(tmp_path, capsys):
     assert validate_main([str(tmp_path / "none.jsonl"), "--corpus", str(CORPUS)]) == 2
     assert "no such file" in capsys.readouterr().err
+
+
+def test_a_drafted_line_with_an_empty_question_is_invalid(tmp_path):
+    from course_lib.golden import GoldenError, load_golden
+
+    line = ('{"id": "d1", "question": "  ", "doc": "a.html", "section": "s", '
+            '"evidence": "one two three four", "kind": "paraphrase"}\n')
+    path = tmp_path / "draft.jsonl"
+    path.write_text(line)
+    with pytest.raises(GoldenError, match="question is empty"):
+        load_golden(path)
