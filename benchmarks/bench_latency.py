@@ -128,6 +128,13 @@ def time_rerank_from_disk(queries: list[str], top_n: int) -> None:
     reranker = MaxSimReranker(cache_size=0)  # no in-memory front: every chunk is read from disk
     hybrid.search("warm-up query", k=top_n)
     reranker.score("warm-up query", [])
+    # An untimed pass first: computes (and stores) whatever the parent's pass did not leave on
+    # disk, e.g. when the library changed in between; the timed pass then only reads the disk.
+    for query in queries:
+        rerank(reranker, query, hybrid.search(query, k=top_n), chunks, top_n=top_n)
+    encoded: list[int] = []
+    encode = reranker.encoder.encode
+    reranker.encoder.encode = lambda texts, **kw: encoded.append(len(texts)) or encode(texts, **kw)
     search_s, rerank_s = [], []
     for query in queries:
         start = time.perf_counter()
@@ -142,6 +149,7 @@ def time_rerank_from_disk(queries: list[str], top_n: int) -> None:
     print(f"{'hybrid search, no re-ranking (baseline)':<44}{s50:>9.2f}{s95:>9.2f}{1:>13.2f}x")
     label = f"re-rank of the top {top_n}, token vectors from disk"
     print(f"{label:<44}{r50:>9.2f}{r95:>9.2f}{r50 / s50:>13.2f}x")
+    print(f"texts encoded while timing: {sum(encoded)} (the {len(queries)} queries; every chunk from disk)")
     print(f"goal: re-rank p50 <= 50 ms: {'met' if r50 <= 50 else 'NOT met'} ({r50:.1f} ms)")
 
 
