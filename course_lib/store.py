@@ -326,7 +326,10 @@ class Store:
                     inside_page: Callable[[str], None] | None) -> None:
         texts = [c.text for c in chunks]
         vectors = self.embedder.embed(texts)  # before the transaction: keep it short
-        counts = [c.meta.get("tokens") or n for c, n in zip(chunks, self.embedder.count(texts))]
+        # Chunkers record their token count; only chunks without one are tokenized here.
+        unknown = [c.text for c in chunks if not c.meta.get("tokens")]
+        counted = iter(self.embedder.count(unknown) if unknown else [])
+        counts = [c.meta.get("tokens") or next(counted) for c in chunks]
         rows = [(c.id, c.doc, seq, c.section_id, list(c.heading_path), list(c.kinds), c.title,
                  c.context, c.body, c.text, int(n), c.content_hash, vector_literal(v),
                  tsvector_literal(code_aware_tokens(c.text)))
