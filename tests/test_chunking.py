@@ -300,6 +300,7 @@ def test_a_long_table_row_is_cut_at_a_sentence_end_when_one_is_near():
     assert [c.meta["split"] for c in chunks] == [("rows", "tokens")] * 2
 
 
+@pytest.mark.model
 def test_a_word_longer_than_the_budget_is_cut_inside():
     split = split_block("x" * 50, kind="text", budget=4, counter=get_counter())
     assert "".join(split.pieces) == "x" * 50
@@ -350,6 +351,7 @@ def test_chunk_report_by_kind():
 
 # --- with the real tokenizer -----------------------------------------------------------------
 
+@pytest.mark.model
 def test_real_tokenizer_budget_defaults_to_the_models_limit():
     counter = get_counter()
     code = "\n\n".join(

@@ -2,6 +2,7 @@
 beyond the declared overlap, and never two heading paths (or sections) in one chunk."""
 from __future__ import annotations
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -131,6 +132,7 @@ def test_properties_without_splitting(page, budget):
 long_words = st.lists(st.sampled_from(WORDS + ["q" * 120, "Tokenization"]), min_size=1, max_size=60).map(" ".join)
 
 
+@pytest.mark.model
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(page=blocks(text_of=long_words), budget=st.integers(24, 80), overlap=st.integers(0, 1))
 def test_properties_with_the_real_tokenizer(page, budget, overlap):

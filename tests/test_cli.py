@@ -3,6 +3,8 @@ import json
 import shutil
 from pathlib import Path
 
+import pytest
+
 from course_lib.cli import main
 
 FIXTURES = Path(__file__).parent / "fixtures" / "eval"
@@ -20,6 +22,7 @@ def test_validate_golden_reports_zero_errors(capsys):
     assert capsys.readouterr().out.strip().endswith("5 questions, 0 errors")
 
 
+@pytest.mark.model
 def test_evaluate_runs_on_any_folder_and_writes_json(tmp_path, capsys, private_cache):
     out = tmp_path / "result.json"
     code = main(["evaluate", "--corpus", str(_own_site(tmp_path)), "--golden", str(FIXTURES / "golden.jsonl"),
@@ -32,6 +35,7 @@ def test_evaluate_runs_on_any_folder_and_writes_json(tmp_path, capsys, private_c
     assert 0.0 <= result["recall@5"] <= 1.0 and set(result["by_kind"]) >= {"table"}
 
 
+@pytest.mark.model
 def test_ask_prints_ranked_sources_and_the_prompt(tmp_path, capsys, private_cache):
     code = main(["ask", "Which directive gives the day of the month?", "--corpus", str(_own_site(tmp_path)), "--pipeline", "bm25",
                  "--k", "2", "--prompt"])
@@ -46,6 +50,7 @@ def test_pipelines_lists_every_lesson(capsys):
         "naive", "clean", "structured", "context", "limited", "bm25", "hybrid", "reranked"]
 
 
+@pytest.mark.model
 def test_ask_says_so_when_nothing_matches(tmp_path, capsys, private_cache):
     assert main(["ask", "zzzqqq", "--corpus", str(_own_site(tmp_path)), "--pipeline", "bm25"]) == 0
     assert "(no matching chunks)" in capsys.readouterr().out

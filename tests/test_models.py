@@ -10,18 +10,21 @@ import pytest
 from course_lib import models, vectorstore
 
 
+@pytest.mark.model
 def test_bundled_model_loads_offline_with_its_real_limit():
     embedder = models.load_embedder()
     assert embedder.get_embedding_dimension() == 384
     assert models.max_input_tokens() == 256
 
 
+@pytest.mark.model
 def test_the_tokenizer_claims_more_than_the_model_reads():
     # Lesson 05's trap: the tokenizer alone says 512, the embedder reads 256.
     assert models.load_tokenizer().model_max_length == 512
     assert models.max_input_tokens() < models.load_tokenizer().model_max_length
 
 
+@pytest.mark.model
 def test_a_local_folder_is_loaded_as_a_model(tmp_path):
     folder = tmp_path / "copy"
     models.load_embedder().save(str(folder))
@@ -31,6 +34,7 @@ def test_a_local_folder_is_loaded_as_a_model(tmp_path):
     assert np.allclose(vector, reference, atol=1e-5)
 
 
+@pytest.mark.model
 def test_an_unloadable_model_says_why_and_what_to_do(tmp_path):
     empty = tmp_path / "empty-model"
     empty.mkdir()
@@ -39,6 +43,7 @@ def test_an_unloadable_model_says_why_and_what_to_do(tmp_path):
     assert "empty-model" in str(info.value)
 
 
+@pytest.mark.model
 def test_embeddings_are_unit_vectors_and_rank_sensibly(private_cache):
     vectors = models.embed(["How do I sort a list?", "Sorting lists in Python", "Tax rates in 1999"],
                            progress=False)
@@ -60,6 +65,7 @@ def _count_encodes(monkeypatch):
     return calls
 
 
+@pytest.mark.model
 def test_a_rerun_embeds_nothing_again(private_cache, monkeypatch):
     calls = _count_encodes(monkeypatch)
     first = models.embed(["alpha", "beta", "alpha"], progress=False)
@@ -68,6 +74,7 @@ def test_a_rerun_embeds_nothing_again(private_cache, monkeypatch):
     assert np.array_equal(second, first[[1, 0]])
 
 
+@pytest.mark.model
 def test_only_new_texts_are_embedded(private_cache, monkeypatch):
     calls = _count_encodes(monkeypatch)
     models.embed(["alpha"], progress=False)
@@ -79,6 +86,7 @@ def _as_new_process(monkeypatch):
     monkeypatch.setattr(models, "_open_caches", {})
 
 
+@pytest.mark.model
 def test_a_new_process_reads_the_vectors_back(private_cache, monkeypatch):
     reference = models.embed(["alpha"], progress=False)
     _as_new_process(monkeypatch)
@@ -87,6 +95,7 @@ def test_a_new_process_reads_the_vectors_back(private_cache, monkeypatch):
     assert calls == []
 
 
+@pytest.mark.model
 def test_a_corrupt_cache_still_answers_with_one_warning(private_cache, monkeypatch, caplog):
     reference = models.embed(["alpha"], progress=False)
     folder = next(private_cache.rglob("cache.db")).parent
@@ -105,6 +114,7 @@ def test_a_corrupt_cache_still_answers_with_one_warning(private_cache, monkeypat
     assert calls == [["alpha"], ["beta"]]  # nothing cached, nothing fails
 
 
+@pytest.mark.model
 def test_a_read_only_cache_is_still_read(private_cache, monkeypatch, caplog):
     reference = models.embed(["alpha"], progress=False)
     _as_new_process(monkeypatch)
@@ -124,6 +134,7 @@ def test_a_read_only_cache_is_still_read(private_cache, monkeypatch, caplog):
     assert [r.getMessage().split(" is ")[1][:9] for r in caplog.records] == ["read-only"]
 
 
+@pytest.mark.model
 def test_a_full_disk_is_one_warning_and_the_answer_still_comes(private_cache, monkeypatch, caplog):
     monkeypatch.setattr(vectorstore, "_warned", set())
     cache = models.open_cache(models.model_id() + "|normalize=True")
@@ -139,6 +150,7 @@ def test_a_full_disk_is_one_warning_and_the_answer_still_comes(private_cache, mo
     assert len(caplog.records) == 1 and "cannot be written" in caplog.records[0].getMessage()
 
 
+@pytest.mark.model
 def test_cache_is_keyed_by_model(private_cache):
     key = models.model_id()
     assert "max_seq_length=256" in key and f"files={models.model_fingerprint()}" in key
@@ -176,6 +188,7 @@ def _tiny_model(folder):
     SentenceTransformer(modules=[word, st_models.Pooling(32)]).save(str(folder))
 
 
+@pytest.mark.model
 def test_a_changed_local_model_is_never_served_stale_vectors(private_cache, tmp_path):
     import torch
     from transformers import BertModel
@@ -209,6 +222,7 @@ def test_the_fingerprint_ignores_mtimes_and_readmes(tmp_path):
     assert models.model_fingerprint(str(folder)) != first
 
 
+@pytest.mark.model
 def test_duplicates_get_one_row_each_with_or_without_the_cache(private_cache):
     for use_cache in (False, True):
         vectors = models.embed(["a", "a", "b"], use_cache=use_cache, progress=False)

@@ -126,6 +126,7 @@ def test_maxsim_reranker_caches_chunk_vectors(maxsim_reranker, monkeypatch):
     assert sum(len(batch) for batch in encoded) <= 4  # at most the query and 3 chunks, once
 
 
+@pytest.mark.model
 def test_maxsim_reranker_truncates_and_bounds_its_cache():
     short = MaxSimReranker(max_tokens=8, cache_size=2)
     long_text = "alpha beta gamma delta epsilon zeta eta theta iota kappa"
@@ -139,6 +140,7 @@ def _new_process(monkeypatch):
     monkeypatch.setattr(rr, "_token_stores", {})
 
 
+@pytest.mark.model
 def test_chunk_token_vectors_are_an_index_on_disk(private_cache, monkeypatch):
     _new_process(monkeypatch)
     first = MaxSimReranker()
@@ -158,12 +160,14 @@ def test_chunk_token_vectors_are_an_index_on_disk(private_cache, monkeypatch):
     np.testing.assert_array_equal(stored, first.token_vectors([REAL_CHUNKS[1].text])[0])
 
 
+@pytest.mark.model
 def test_the_token_store_is_keyed_by_the_cut(private_cache, monkeypatch):
     _new_process(monkeypatch)
     assert MaxSimReranker(max_tokens=8).store.folder != MaxSimReranker().store.folder
     assert MaxSimReranker(persist=False).store is None
 
 
+@pytest.mark.model
 def test_token_store_size_predicts_what_is_stored(private_cache, monkeypatch):
     _new_process(monkeypatch)
     reranker = MaxSimReranker()
@@ -247,6 +251,7 @@ def test_local_folder_without_a_model_says_what_is_missing(tmp_path):
         CrossEncoderReranker(str(tmp_path))
 
 
+@pytest.mark.model
 def test_load_reranker_falls_back_to_maxsim(monkeypatch, tmp_path):
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     reranker = load_reranker(None, cache_dir=str(tmp_path))  # an empty hub cache

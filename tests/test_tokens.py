@@ -87,6 +87,7 @@ def test_truncate_examples(counter):
     assert counter.truncate("hello world", 256) == "hello world"
 
 
+@pytest.mark.model
 def test_chars_per_token():
     counter = get_counter()
     assert chars_per_token(["hello world"], counter=counter) == pytest.approx(11 / 2)
