@@ -43,9 +43,9 @@ lint: setup
 unit: setup
 	$(PY) -m pytest tests -q
 
-## unit-fast: the unit tests that load no model (seconds, not minutes)
+## unit-fast: the unit tests that load no model and are not marked slow
 unit-fast: setup
-	$(PY) -m pytest tests -q -m "not model"
+	$(PY) -m pytest tests -q -m "not model and not slow"
 
 notebooks: setup
 	$(PY) -m pytest --nbval-lax --nbval-current-env -p no:cacheprovider notebooks/ -q
