@@ -17,7 +17,7 @@ from typing import Protocol
 
 import numpy as np
 
-from . import models
+from . import models, settings
 from .models import ModelLoadError
 from .records import Chunk, Hit
 from .vectorstore import VectorStore
@@ -31,11 +31,12 @@ class Reranker(Protocol):
 
     name: str
 
-    def score(self, query: str, chunks: Sequence[Chunk], *, batch_size: int = 32) -> np.ndarray: ...
+    def score(self, query: str, chunks: Sequence[Chunk], *,
+              batch_size: int = settings.BATCH_SIZE) -> np.ndarray: ...
 
 
 def rerank(reranker: Reranker, query: str, hits: Sequence[Hit], chunks: Sequence[Chunk], *,
-           top_n: int = 30, batch_size: int = 32) -> list[Hit]:
+           top_n: int = settings.TOP_N, batch_size: int = settings.BATCH_SIZE) -> list[Hit]:
     """Re-score the first `top_n` hits (in the order given) and return ONLY them, re-ordered.
 
     Each returned Hit carries the re-ranker's score. Hits past `top_n` are dropped, not appended
@@ -96,7 +97,8 @@ class CrossEncoderReranker:
                                "use MaxSimReranker() (load_reranker('maxsim')), which needs only "
                                "the bundled MiniLM.")
 
-    def score(self, query: str, chunks: Sequence[Chunk], *, batch_size: int = 32) -> np.ndarray:
+    def score(self, query: str, chunks: Sequence[Chunk], *,
+              batch_size: int = settings.BATCH_SIZE) -> np.ndarray:
         """One relevance score per chunk, computed `batch_size` pairs per forward pass."""
         if not chunks:
             return np.zeros(0)
@@ -157,7 +159,7 @@ class MaxSimReranker:
                             truncation=True, max_length=room + 1)["offset_mapping"]
         return text if len(offsets) <= room else text[: offsets[room - 1][1]]
 
-    def encode_tokens(self, texts: Sequence[str], *, batch_size: int = 32,
+    def encode_tokens(self, texts: Sequence[str], *, batch_size: int = settings.BATCH_SIZE,
                       dtype: type = np.float16) -> list[np.ndarray]:
         """Unit token vectors of each text, without special tokens, computed now (no cache).
 
@@ -174,7 +176,7 @@ class MaxSimReranker:
             found.append((vectors / np.maximum(norms, 1e-12)).astype(dtype))
         return found
 
-    def token_vectors(self, texts: Sequence[str], *, batch_size: int = 32,
+    def token_vectors(self, texts: Sequence[str], *, batch_size: int = settings.BATCH_SIZE,
                       persist: bool = True) -> list[np.ndarray]:
         """Unit token vectors of each text (float16): from memory, else disk, else computed.
 
@@ -204,7 +206,8 @@ class MaxSimReranker:
             self._cache.popitem(last=False)
         return found
 
-    def score(self, query: str, chunks: Sequence[Chunk], *, batch_size: int = 32) -> np.ndarray:
+    def score(self, query: str, chunks: Sequence[Chunk], *,
+              batch_size: int = settings.BATCH_SIZE) -> np.ndarray:
         """MaxSim of the query against each chunk's text."""
         if not chunks:
             return np.zeros(0)
@@ -315,7 +318,8 @@ class RerankingRetriever:
     `rerank`), so ask for k <= top_n.
     """
 
-    def __init__(self, base, reranker: Reranker, *, top_n: int = 30, batch_size: int = 32):
+    def __init__(self, base, reranker: Reranker, *, top_n: int = settings.TOP_N,
+                 batch_size: int = settings.BATCH_SIZE):
         self.base, self.reranker = base, reranker
         self.chunks = base.chunks
         self.top_n, self.batch_size = top_n, batch_size
