@@ -5,7 +5,7 @@
 The real chunk vectors (lesson 05's chunks, from the embedding cache) are grown by perturbed
 copies, never re-embedded, loaded into a bare table with binary COPY, and indexed with HNSW (the
 build is timed). Then the dev questions' top-20 queries are timed three ways: HNSW, exact search
-in PostgreSQL, and exact NumPy search of the same vectors in the same run; latencies are printed
+in PostgreSQL, and exact NumPy search (one BLAS thread) of the same vectors in the same run; latencies are printed
 as p50/p95 and as ratios against NumPy's p50. Uses the embedded server (pgserver) unless
 DATABASE_URL is set; not part of `make test`.
 """
