@@ -77,6 +77,7 @@ def measure_growth(conn, vectors: np.ndarray, queries: np.ndarray, *, k: int = 2
     the build slows several-fold (it says so in the server log).
     """
     dim = vectors.shape[1]
+    conn.execute("CREATE EXTENSION IF NOT EXISTS vector")  # a fresh server has no store yet
     conn.execute(f"DROP TABLE IF EXISTS {TABLE}")
     conn.execute(f"CREATE TABLE {TABLE} (id int4 PRIMARY KEY, embedding vector({dim}) NOT NULL)")
     start = time.perf_counter()
