@@ -128,6 +128,10 @@ def _kind(c: Comparison) -> str:
     return "cl-gain" if c.delta > 0 else "cl-loss"
 
 
+def _comparisons(n: int) -> str:
+    return "1 comparison" if n == 1 else f"{n} comparisons"
+
+
 def conclusion(c: Comparison) -> str:
     """The verdict words for a comparison, chosen from its figures only."""
     if c.lo == c.hi == c.delta == 0:
@@ -135,7 +139,7 @@ def conclusion(c: Comparison) -> str:
     if c.significant:
         return "a significant gain" if c.delta > 0 else "a significant loss"
     if c.p_holm is not None and (c.lo > 0 or c.hi < 0):
-        return (f"no significant difference once corrected for {c.family} comparisons "
+        return (f"no significant difference once corrected for {_comparisons(c.family)} "
                 "(the uncorrected interval excludes 0)")
     return "no significant difference: within noise"
 
@@ -156,7 +160,7 @@ def verdict(comparison: Comparison, *, what: str | None = None) -> Verdict:
     """
     c = comparison
     what = what or f"{c.name_b} against {c.name_a}"
-    adjusted = f" (Holm, {c.family} comparisons)" if c.p_holm is not None else ""
+    adjusted = f" (Holm, {_comparisons(c.family)})" if c.p_holm is not None else ""
     level = f"{round(100 * c.confidence)}% interval"
     return Verdict(f"**{what}, {c.metric}:** {_fmt(c.value_b)} vs {_fmt(c.value_a)}, "
                    f"{_signed(c.delta)} [{_signed(c.lo)}, {_signed(c.hi)}] ({level}), "

@@ -1,6 +1,6 @@
 """How varied the top results are, and two measured fixes: a per-page cap and MMR.
 
-The second seed's thread question got three of its top five from one interview page: a ranking
+The chunking lesson's thread question got three of its top five from one interview page: a ranking
 problem, not a chunking one. These functions count that, and re-order a ranking so one page
 cannot fill the prompt.
 """

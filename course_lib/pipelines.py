@@ -162,8 +162,8 @@ def hybrid_pipeline(pages: Sequence[Page], *, model: str | None = None) -> Pipel
     return retriever_over(structured_chunks(pages, model=model), model=model)
 
 
-@register("reranked", f"lesson 07: hybrid, then the top {settings.TOP_N} re-ranked (cross-encoder if "
-                      "available, else MaxSim)")
+@register("reranked", f"lesson 07: hybrid, then the top {settings.TOP_N} re-ranked (MaxSim late "
+                      "interaction offline; a cross-encoder if one is in the local hub cache)")
 def reranked_pipeline(pages: Sequence[Page], *, model: str | None = None) -> Pipeline:
     return retriever_over(structured_chunks(pages, model=model), model=model, reranker=reranker_for(model))
 

@@ -1,10 +1,14 @@
 """Re-ranking the fused shortlist: a cross-encoder, or MaxSim late interaction offline.
 
-A re-ranker reads the query together with each candidate and scores the pair; it is too slow for
-the whole index, so it only re-orders the top of a retriever's ranking. The cross-encoder
-(ms-marco-MiniLM-L-6-v2 by default) needs the hub or a local copy; `MaxSimReranker` needs only
-the bundled MiniLM, so every lesson runs offline. `load_reranker` picks one and its `.name` says
-which, so a notebook can print which re-ranker produced its numbers.
+A re-ranker re-scores the top of a retriever's ranking with a slower, finer model. A
+cross-encoder (ms-marco-MiniLM-L-6-v2 by default) reads the query and each candidate TOGETHER,
+attention across both; it needs the hub or a local copy, and no pretrained one ships on PyPI.
+`MaxSimReranker` is late interaction (ColBERT's MaxSim) over the bundled MiniLM: the query and
+each chunk are encoded SEPARATELY into token vectors, and each query token takes its best match
+in the chunk; the chunks' token vectors are an index kept on disk. It needs only the bundled
+MiniLM, so every lesson runs offline, and it is a stand-in for a cross-encoder, not one.
+`load_reranker` picks one and its `.name` says which, so a notebook can print which re-ranker
+produced its numbers.
 """
 from __future__ import annotations
 

@@ -268,7 +268,7 @@ def idf_table(retriever: BM25Retriever, terms: Sequence[str]) -> list[dict]:
 def rrf(rankings: Sequence[Sequence[int]], *, k: int = settings.RRF_K) -> list[tuple[int, float]]:
     """Reciprocal rank fusion: each list adds 1 / (k + rank + 1) to every id it ranks (rank from 0).
 
-    Exactly the seed article's function, returning (id, score) so the fused score can be shown.
+    Exactly the production write-up's function, returning (id, score) so the fused score can be shown.
     Only ranks count, so BM25's unbounded scores and cosine similarities need no calibration;
     k=60 (the value of the original paper) damps the difference between rank 1 and rank 5.
     Ties are frequent (two ids at mirrored ranks of two lists) and broken by the lower id. The

@@ -1,6 +1,6 @@
 """Survey a corpus's shapes before writing a parser: which tags, how nested, what repeats.
 
-The second seed's advice: "Survey first; it is a ten-line script and it stops you guessing."
+The chunking lesson's advice: "Survey first; it is a ten-line script and it stops you guessing."
 Lesson 00 runs it; every count tells the parser something it must handle.
 """
 from __future__ import annotations

@@ -166,7 +166,7 @@ def count_all(texts: Sequence[str], counter: Counter) -> list[int]:
 def chars_per_token(texts: Sequence[str], *, counter: Counter | None = None) -> float:
     """Characters per content token over all `texts` (special tokens not counted).
 
-    The seed's rule of thumb is ~4 for prose and ~3 for code; measuring it on your own chunks
+    The chunking lesson's rule of thumb is ~4 for prose and ~3 for code; measuring it on your own chunks
     tells you how many characters a token budget really buys.
     """
     counter = counter or get_counter()
