@@ -165,7 +165,7 @@ def test_verdict_table_applies_holm_per_metric_and_renders_each_sentence(run, ot
     html_rows = rows(verdict_table(table, what=["B against A", "A against itself", "B against A"]))
     assert len(html_rows) == 3
     assert "<b>B against A, recall@5:</b>" in html_rows[0] and "(Holm, 2 comparisons)" in html_rows[0]
-    assert "(Holm, 1 comparisons)" in html_rows[2]
+    assert "(Holm, 1 comparison)" in html_rows[2]
     assert "no difference at all" in html_rows[1]
     unadjusted = rows(verdict_table(table, holm=False))
     assert "Holm" not in "".join(unadjusted) and "<td>B against run &lt;A&gt;</td>" in unadjusted[0]
