@@ -7,11 +7,11 @@ STAMP := $(VENV)/.installed
 export TOKENIZERS_PARALLELISM := false
 # Tests and the headless course run must never wait on a model hub; `make lab` leaves the
 # choice to the learner, so an online learner can load any model by name.
-unit unit-fast notebooks course warm browser-check: export HF_HUB_OFFLINE := 1
+unit unit-fast notebooks course warm browser-check ship-embeddings: export HF_HUB_OFFLINE := 1
 # ... nor call a paid LLM API, even when a key is set in the environment.
 unit unit-fast notebooks course browser-check: export COURSE_OFFLINE_LLM := 1
 
-.PHONY: setup lab course readme test lint unit unit-fast notebooks check clean-cache warm handout browser-check
+.PHONY: setup lab course readme test lint unit unit-fast notebooks check clean-cache warm handout browser-check ship-embeddings
 
 setup: $(STAMP)
 
@@ -56,6 +56,11 @@ check: setup
 ## warm: pre-compute every embedding and the default chunking's token vectors into COURSE_CACHE_DIR
 warm: setup
 	$(PY) scripts/warm_cache.py
+
+## ship-embeddings: rewrite data/embeddings/ (the vectors shipped for a fast cold start) from the
+## local cache; run `make course` first so it holds every chunking the lessons build
+ship-embeddings: setup
+	$(PY) scripts/ship_embeddings.py
 
 ## handout: learner copies of the lessons without outputs or solutions, in handout/ (git-ignored)
 handout: setup

@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from .paths import cache_dir
+from .shipped import shipped_vectors
 from .vectorstore import VectorStore
 
 DEFAULT_EMBEDDER = "all-MiniLM-L6-v2 (bundled)"
@@ -234,15 +235,22 @@ def embed(
     """Embed texts as unit vectors (rows), computing only those not already in the disk cache.
 
     A re-run of a lesson therefore embeds nothing again; change the model and its own cache is
-    used. Normalised vectors make cosine similarity a plain dot product.
+    used. Vectors shipped with the course (`course_lib.shipped`) are read first, so a cold clone
+    embeds only what they lack. `use_cache=False` bypasses both. Normalised vectors make cosine
+    similarity a plain dot product.
     """
     encoder = load_embedder(model)
     keys = [text_key(t) for t in texts]
-    cache = open_cache(model_id(model) + f"|normalize={normalize}") if use_cache else None
+    cache_key = model_id(model) + f"|normalize={normalize}"
+    cache = open_cache(cache_key) if use_cache else None
+    # The shipped vectors come first, so a fresh clone and a warm cache rank with the same ones.
+    shipped = shipped_vectors(cache_key) if use_cache else None
     known: dict[str, np.ndarray] = {}
     todo: dict[str, str] = {}  # each distinct text once, in first-seen order
     for key, text in zip(keys, texts, strict=True):
-        vector = cache.get(key) if cache is not None else None
+        vector = shipped.get(key) if shipped is not None else None
+        if vector is None and cache is not None:
+            vector = cache.get(key)
         if vector is not None:
             known[key] = vector
         else:

@@ -149,6 +149,17 @@ class VectorStore:
             _warn_once(self.folder, "cannot be written (full or read-only?): new vectors are not stored",
                        err)
 
+    def keys(self) -> list[str]:
+        """Every key in the store (empty if it cannot be read)."""
+        try:
+            if not self.readable:
+                return []
+            if isinstance(self._cache, _ReadOnlyCache):
+                return [row[0] for row in self._cache.db.execute("SELECT key FROM Cache")]
+            return list(self._cache.iterkeys())
+        except Exception:
+            return []
+
     def __len__(self) -> int:
         try:
             return len(self._cache) if self.readable else 0

@@ -1,0 +1,57 @@
+"""The shipped embeddings: verified by checksum, used only for their own model, read before the cache."""
+import numpy as np
+import pytest
+
+from course_lib import shipped
+
+
+def _write(tmp_path, model_key="model-A", texts=("alpha", "beta")):
+    from course_lib.models import text_key
+
+    keys = [text_key(t) for t in texts]
+    vectors = np.arange(len(texts) * 4, dtype=np.float32).reshape(len(texts), 4) / 10
+    path = tmp_path / "vectors.npz"
+    shipped.write_shipped(path, model_key, keys, vectors)
+    return path, keys, vectors
+
+
+def test_vectors_round_trip_as_float16_for_their_own_model_only(tmp_path):
+    path, keys, vectors = _write(tmp_path)
+    found = shipped.shipped_vectors("model-A", path)
+    assert len(found) == 2 and sorted(found.keys()) == sorted(keys)
+    for key, row in zip(keys, vectors, strict=True):
+        np.testing.assert_allclose(found.get(key), row.astype(np.float16).astype(np.float32))
+    assert found.get("0" * 64) is None
+    assert shipped.shipped_vectors("model-B", path) is None  # another model never gets them
+
+
+def test_a_file_that_does_not_match_its_checksum_is_not_used(tmp_path, caplog):
+    path, _, _ = _write(tmp_path, model_key="model-C")
+    path.write_bytes(path.read_bytes() + b"tampered")
+    assert shipped.shipped_vectors("model-C", path) is None
+    assert "does not match" in caplog.text
+
+
+def test_the_same_vectors_always_give_the_same_file(tmp_path):
+    path, keys, vectors = _write(tmp_path)
+    first = path.read_bytes()
+    shipped.write_shipped(path, "model-A", keys[::-1], vectors[::-1])
+    assert path.read_bytes() == first
+
+
+@pytest.mark.model
+def test_embed_reads_a_shipped_vector_before_computing(tmp_path, monkeypatch, private_cache):
+    from course_lib import models
+
+    model_key = models.model_id() + "|normalize=True"
+    path, keys, _ = _write(tmp_path, model_key=model_key, texts=("a shipped text",))
+    marker = np.full(384, 1 / np.sqrt(384), dtype=np.float32)
+    shipped.write_shipped(path, model_key, keys, marker[None, :])
+    shipped.shipped_vectors.cache_clear()
+    monkeypatch.setattr(shipped, "SHIPPED_FILE", path)
+    monkeypatch.setattr(models, "shipped_vectors", lambda key: shipped.shipped_vectors(key, path))
+    got = models.embed(["a shipped text", "a text nobody shipped"], progress=False)
+    np.testing.assert_allclose(got[0], marker.astype(np.float16).astype(np.float32))
+    assert abs(float(got[1] @ got[1]) - 1) < 1e-4 and not np.allclose(got[1], got[0])
+    bypass = models.embed(["a shipped text"], use_cache=False, progress=False)
+    assert not np.allclose(bypass[0], got[0])  # use_cache=False computes, as lesson 01's cold demo needs
