@@ -57,7 +57,7 @@ check: setup
 warm: setup
 	$(PY) scripts/warm_cache.py
 
-## ship-embeddings: rewrite data/embeddings/ (the vectors shipped for a fast cold start) from the
+## ship-embeddings: rewrite data/embeddings/ (the float32 vectors shipped for a fast cold start) from the
 ## local cache; run `make course` first so it holds every chunking the lessons build
 ship-embeddings: setup
 	$(PY) scripts/ship_embeddings.py

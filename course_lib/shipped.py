@@ -1,11 +1,13 @@
 """Embeddings shipped with the course: the shipped corpora's chunks, precomputed and verified.
 
 Embedding every chunking the lessons build is most of a cold run: tens of thousands of chunks on a
-2-core CPU. The course therefore ships those vectors for the bundled MiniLM in
-`data/embeddings/`: float16, keyed by the sha256 of each text, with the sha256 of the file beside
-it. `models.embed` reads a text's vector from here before its own disk cache, so a fresh clone and
-a warm classroom rank with exactly the same vectors; lesson 01 still embeds 500 chunks with every
-cache bypassed to show what cold embedding costs.
+2-core CPU. The course therefore ships those vectors for the bundled MiniLM in `data/embeddings/`:
+float32, the very values the committed outputs were computed from, keyed by the sha256 of each
+text, with the sha256 of the file beside it. `models.embed` reads a text's vector from here before
+its own disk cache, so a fresh clone, a warm classroom and the committed outputs rank with exactly
+the same vectors (float16 would halve the file but move near-tied scores, and with them a checked
+figure). Lesson 01 still embeds 500 chunks with every cache bypassed to show what cold embedding
+costs.
 
 The file records the model id it was computed with (the hash of the model's files included) and is
 used only for that id, so another model, or a changed local copy, never gets these vectors. When
@@ -64,14 +66,14 @@ class ShippedVectors:
 
 
 def write_shipped(path: Path, model_key: str, keys: list[str], vectors: np.ndarray) -> str:
-    """Write vectors (one row per sha256 hex key) as float16 with their model id; write and return
+    """Write vectors (one row per sha256 hex key) as float32 with their model id; write and return
     the file's sha256. Keys are sorted so the same vectors always give the same file."""
     order = sorted(range(len(keys)), key=keys.__getitem__)
     digests = np.frombuffer(b"".join(bytes.fromhex(keys[i]) for i in order), np.uint8).reshape(-1, 32)
     path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("wb") as handle:
         np.savez(handle, model_key=np.array(model_key), keys=digests,
-                 vectors=np.asarray(vectors, np.float16)[order])
+                 vectors=np.asarray(vectors, np.float32)[order])
     digest = file_sha256(path)
     checksum_file(path).write_text(f"{digest}  {path.name}\n", encoding="utf-8")
     return digest

@@ -15,12 +15,12 @@ def _write(tmp_path, model_key="model-A", texts=("alpha", "beta")):
     return path, keys, vectors
 
 
-def test_vectors_round_trip_as_float16_for_their_own_model_only(tmp_path):
+def test_vectors_round_trip_exactly_for_their_own_model_only(tmp_path):
     path, keys, vectors = _write(tmp_path)
     found = shipped.shipped_vectors("model-A", path)
     assert len(found) == 2 and sorted(found.keys()) == sorted(keys)
     for key, row in zip(keys, vectors, strict=True):
-        np.testing.assert_allclose(found.get(key), row.astype(np.float16).astype(np.float32))
+        np.testing.assert_array_equal(found.get(key), row)
     assert found.get("0" * 64) is None
     assert shipped.shipped_vectors("model-B", path) is None  # another model never gets them
 
@@ -51,7 +51,7 @@ def test_embed_reads_a_shipped_vector_before_computing(tmp_path, monkeypatch, pr
     monkeypatch.setattr(shipped, "SHIPPED_FILE", path)
     monkeypatch.setattr(models, "shipped_vectors", lambda key: shipped.shipped_vectors(key, path))
     got = models.embed(["a shipped text", "a text nobody shipped"], progress=False)
-    np.testing.assert_allclose(got[0], marker.astype(np.float16).astype(np.float32))
+    np.testing.assert_array_equal(got[0], marker)
     assert abs(float(got[1] @ got[1]) - 1) < 1e-4 and not np.allclose(got[1], got[0])
     bypass = models.embed(["a shipped text"], use_cache=False, progress=False)
     assert not np.allclose(bypass[0], got[0])  # use_cache=False computes, as lesson 01's cold demo needs
