@@ -1,4 +1,4 @@
-"""Chunking and table expansion do work in proportion to the page, not to its square.
+"""The parser, chunking and table expansion do work in proportion to the page, not to its square.
 
 Counted, not timed: a wrapped token counter adds up the characters it is asked to tokenize, and
 a profiler hook counts Python function calls (each resumed generator counts). As the generated
@@ -104,4 +104,41 @@ def test_a_huge_table_expands_in_linear_work():
 
 def test_a_very_wide_table_with_rowspans_expands_in_linear_work():
     work = [_calls(table_to_text, _table(4, n, rowspan=True)) for n in (250, 500, 1000)]
+    assert max(_ratios(work)) < MAX_RATIO, work
+
+
+def _page(body: str) -> str:
+    return f"<html><head><title>T</title></head><body><main><h1>T</h1>{body}</main></body></html>"
+
+
+def _nested_divs(depth: int) -> str:
+    return "<div><p>some words here</p>" * depth + "</div>" * depth
+
+
+def _nested_lists(depth: int) -> str:
+    return "<ul><li>item words" * depth + "</li></ul>" * depth
+
+
+def _parse_work(html: str) -> int:
+    from course_lib.parse import parse_blocks
+
+    return _calls(parse_blocks, html)
+
+
+def test_the_parser_walks_deep_nesting_in_linear_work():
+    work = [_parse_work(_page(_nested_divs(n))) for n in (250, 500, 1000)]
+    assert max(_ratios(work)) < MAX_RATIO, work
+
+
+def test_the_parser_walks_deeply_nested_lists_in_linear_work():
+    work = [_parse_work(_page(_nested_lists(n))) for n in (250, 500, 1000)]
+    assert max(_ratios(work)) < MAX_RATIO, work
+
+
+def test_the_parser_reads_a_huge_table_and_a_long_paragraph_in_linear_work():
+    def body(n: int) -> str:
+        rows = "".join(f"<tr><td>k{r}</td><td>value {r}</td></tr>" for r in range(n))
+        return f"<p>{'word ' * (20 * n)}</p><table><tr><th>key</th><th>value</th></tr>{rows}</table>"
+
+    work = [_parse_work(_page(body(n))) for n in (500, 1000, 2000)]
     assert max(_ratios(work)) < MAX_RATIO, work
