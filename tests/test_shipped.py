@@ -55,3 +55,14 @@ def test_embed_reads_a_shipped_vector_before_computing(tmp_path, monkeypatch, pr
     assert abs(float(got[1] @ got[1]) - 1) < 1e-4 and not np.allclose(got[1], got[0])
     bypass = models.embed(["a shipped text"], use_cache=False, progress=False)
     assert not np.allclose(bypass[0], got[0])  # use_cache=False computes, as lesson 01's cold demo needs
+
+
+@pytest.mark.model
+def test_the_shipped_file_matches_its_checksum_and_the_bundled_model():
+    from course_lib import models
+
+    assert shipped.SHIPPED_FILE.is_file()
+    recorded = shipped.checksum_file().read_text(encoding="utf-8").split()[0]
+    assert shipped.file_sha256(shipped.SHIPPED_FILE) == recorded
+    found = shipped.shipped_vectors(models.model_id() + "|normalize=True")
+    assert found is not None and len(found) > 40_000  # every chunking the lessons build
