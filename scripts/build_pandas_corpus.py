@@ -16,13 +16,15 @@ removes by structure, and what `parse.drop_frequent_blocks` removes on top of th
 from __future__ import annotations
 
 import argparse
-import hashlib
-import io
 import statistics
 import subprocess
+import sys
 import tarfile
 import tempfile
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # the shared builder beside this script
+import debian_corpus  # noqa: E402
 
 PACKAGE = "python-pandas-doc"
 VERSION = "1.5.3+dfsg-2"
@@ -36,15 +38,13 @@ COPYRIGHT = Path("usr/share/doc/python-pandas-doc/copyright")
 
 
 def page_list() -> list[str]:
-    """The page paths named in data/pandas/pages.txt (comments and blank lines ignored)."""
-    lines = (DATA / "pages.txt").read_text(encoding="utf-8").splitlines()
-    return [line.strip() for line in lines if line.strip() and not line.startswith("#")]
+    """The page paths this corpus ships (its pages.txt)."""
+    return debian_corpus.page_list(DATA / "pages.txt")
 
 
 def download_deb(folder: Path) -> Path:
-    """Fetch the pinned .deb into folder with apt-get (needs `apt-get update` once)."""
-    subprocess.run(["apt-get", "download", f"{PACKAGE}={VERSION}"], cwd=folder, check=True)
-    return next(folder.glob(f"{PACKAGE}_*.deb"))
+    """Fetch this corpus's pinned .deb into folder."""
+    return debian_corpus.download_deb(folder, PACKAGE, VERSION)
 
 
 def corpus_files(html: Path) -> dict[str, bytes]:
@@ -53,20 +53,11 @@ def corpus_files(html: Path) -> dict[str, bytes]:
 
 
 def write_archive(files: dict[str, bytes]) -> None:
-    """A reproducible tar.xz: same input, same bytes."""
-    with tarfile.open(ARCHIVE, "w:xz", preset=9) as tar:
-        for name in sorted(files):
-            info = tarfile.TarInfo(name)
-            info.size, info.mtime, info.mode = len(files[name]), 0, 0o644
-            info.uid = info.gid = 0
-            info.uname = info.gname = ""
-            tar.addfile(info, io.BytesIO(files[name]))
+    debian_corpus.write_archive(files, ARCHIVE)
 
 
 def write_manifest(files: dict[str, bytes]) -> None:
-    """One `<sha256>  <path>` line per file, sorted, as course_lib.corpus reads it."""
-    lines = [f"{hashlib.sha256(files[n]).hexdigest()}  {n}" for n in sorted(files)]
-    MANIFEST.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    debian_corpus.write_manifest(files, MANIFEST)
 
 
 def build(deb: Path | None) -> None:
