@@ -1,17 +1,10 @@
 """The teacher's kit scripts: test markers as tags, the runner's load guard, handouts, runtime table."""
-import importlib.util
 from pathlib import Path
 
 import nbformat
+from test_scripts import _load  # one loader for the scripts under test
 
 ROOT = Path(__file__).resolve().parent.parent
-
-
-def _load(name):
-    spec = importlib.util.spec_from_file_location(name, ROOT / "scripts" / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def test_markers_become_tags_and_leave_the_code():
