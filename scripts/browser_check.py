@@ -129,11 +129,18 @@ def fresh_copy(source: Path, target: Path) -> None:
 
 
 def widget_problems(page, path: Path) -> list[str]:
-    """Cells that should show a progress widget and do not, by index among code cells."""
+    """Cells that should show a progress widget and do not, by index among this notebook's code cells.
+
+    Cells are looked up inside this notebook's own panel: another notebook still open in a hidden
+    tab would otherwise shift every index.
+    """
     nb = nbformat.read(path, as_version=4)
     wanted = [i for i, cell in enumerate(c for c in nb.cells if c.cell_type == "code")
               if PROGRESS_TAG in cell.metadata.get("tags", [])]
-    cells = page.query_selector_all(".jp-Notebook .jp-CodeCell")
+    rel = path.relative_to(ROOT).as_posix()
+    panel_id = page.evaluate("""(path) => [...window.jupyterapp.shell.widgets('main')]
+      .find(w => w.context && w.context.path === path).id""", rel)
+    cells = page.query_selector_all(f"[id='{panel_id}'] .jp-Notebook .jp-CodeCell")
     return [f"code cell {i}: no progress widget rendered" for i in wanted
             if i >= len(cells) or cells[i].query_selector(WIDGET) is None]
 
