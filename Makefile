@@ -38,7 +38,7 @@ test: setup lint unit notebooks
 
 ## lint: ruff over the library, tests, benchmarks and scripts (rules in pyproject.toml)
 lint: setup
-	$(VENV)/bin/ruff check course_lib tests benchmarks scripts
+	$(VENV)/bin/ruff check course_lib tests benchmarks scripts notebooks/conftest.py
 
 unit: setup
 	$(PY) -m pytest tests -q

@@ -18,12 +18,16 @@ def lessons_dir() -> Path:
 
 
 def record(lesson: str, **figures) -> dict:
-    """Merge figures into the lesson's JSON record and return the whole record."""
+    """Merge figures into the lesson's JSON record; return only the figures given in this call.
+
+    The file also holds what `make course` adds (runtime, load), which describe an EARLIER run of
+    the notebook; returning them would print an old run's runtime as if this run had measured it.
+    """
     path = lessons_dir() / f"{lesson}.json"
     current = json.loads(path.read_text()) if path.exists() else {}
     current.update(figures)
     path.write_text(json.dumps(current, indent=2, sort_keys=True, default=str))
-    return current
+    return dict(sorted(figures.items()))
 
 
 def load_records() -> dict[str, dict]:

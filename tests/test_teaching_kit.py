@@ -81,3 +81,14 @@ def test_teaching_runtime_table_comes_from_records_only():
     assert "| 00_a | 30 s | 12 s | 0.31 | 30 s |" in out
     assert "| 01_b | 2.5 min | | | 3.0 min |" in out
     assert "| 02_c | | | | |" in out  # never run: empty, never a guess
+
+
+def test_record_returns_this_runs_figures_and_keeps_the_rest_on_disk(tmp_path, monkeypatch):
+    from course_lib import report
+
+    monkeypatch.setenv("COURSE_CACHE_DIR", str(tmp_path))
+    report.record("00_x", runtime_s=12.5, load_at_start=0.3)
+    shown = report.record("00_x", pages=62, tables=59)
+    assert shown == {"pages": 62, "tables": 59}
+    assert report.load_records()["00_x"] == {"load_at_start": 0.3, "pages": 62, "runtime_s": 12.5,
+                                             "tables": 59}
