@@ -253,6 +253,23 @@ def sensitivity_table(rows: Sequence[Mapping]) -> HTML:
     return _table(headers, out)
 
 
+def frame_table(frame, *, digits: int = 3) -> HTML:
+    """A pandas DataFrame or Series as an inline-styled table (index first, floats rounded).
+
+    pandas' own HTML carries a `<style>` block, which GitHub's notebook viewer shows as text.
+    """
+    frame = frame.to_frame() if hasattr(frame, "to_frame") and not hasattr(frame, "columns") else frame
+    index_name = frame.index.name or ""
+    headers = [str(index_name)] + [str(column) for column in frame.columns]
+
+    def cell(value) -> str:
+        return _fmt(value, digits) if isinstance(value, float) else html.escape(str(value))
+
+    rows = [("", [html.escape(str(label))] + [cell(value) for value in values])
+            for label, values in zip(frame.index, frame.itertuples(index=False), strict=True)]
+    return _table(headers, rows)
+
+
 def plot_recall_curve(*runs: RunResult, ax=None, max_k: int = 20):
     """Plot recall@k for k = 1..max_k, one line per run, and return the Axes.
 

@@ -197,3 +197,19 @@ def test_sensitivity_table(run):
     assert body[0].startswith('<tr class=""><td>run &lt;A&gt;</td><td>2</td><td>0.500</td><td>0.500</td>'
                               '<td>+0.000</td><td>1.000</td>')
     assert "<td>+0.000</td>" in body[0]
+
+
+def test_frame_table_renders_a_dataframe_with_inline_styles_only():
+    import pandas as pd
+
+    from course_lib.display import frame_table
+
+    frame = pd.DataFrame({"p50 ms": [1.23456, 20.0], "engine": ["numpy", "<hnsw>"]},
+                         index=pd.Index([1, 10], name="copies"))
+    shown = frame_table(frame).data
+    assert "<style" not in shown and "dataframe" not in shown
+    assert '<th style="' in shown and ">copies</th>" in shown and ">p50 ms</th>" in shown
+    assert ">1.235</td>" in shown and ">20.000</td>" in shown and "&lt;hnsw&gt;" in shown
+    series = pd.Series({64: 0.91234}, name="recall").rename_axis("ef_search")
+    shown = frame_table(series).data
+    assert ">ef_search</th>" in shown and ">recall</th>" in shown and ">0.912</td>" in shown
