@@ -72,10 +72,10 @@ def load_problem(load: float | None, *, limit: float = MAX_LOAD) -> str | None:
 
 
 def lesson_of(path: Path) -> tuple[str, str]:
-    """The lesson a notebook belongs to and the figure its runtime is recorded as."""
+    """The lesson a notebook belongs to and the prefix of the figures its run is recorded as."""
     if path.parent.name == "solutions":
-        return path.stem.removesuffix("_solutions"), "solutions_runtime_s"
-    return path.stem, "runtime_s"
+        return path.stem.removesuffix("_solutions"), "solutions_"
+    return path.stem, ""
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -101,9 +101,9 @@ def main(argv: list[str] | None = None) -> int:
             print(f"  FAILED: {str(err).splitlines()[-1] if str(err) else err}", flush=True)
             continue
         times[path] = seconds
-        lesson, figure = lesson_of(path)
+        lesson, prefix = lesson_of(path)
         started_at = None if load is None else round(load, 2)
-        record(lesson, **{figure: round(seconds, 1), "load_at_start": started_at})
+        record(lesson, **{f"{prefix}runtime_s": round(seconds, 1), f"{prefix}load_at_start": started_at})
         print(f"  done in {seconds:.0f} s", flush=True)
     print("\nWhat each lesson measured:\n" + format_records(load_records()))
     print("\nRuntimes:")

@@ -33,7 +33,25 @@ def update(text: str, records: dict[str, dict]) -> str:
         return match.group(1) + runtime_cell(records.get(match.group("stem"), {}).get("runtime_s")) + "|"
 
     table = _ROW.sub(cell, text[start:end])
+    stems = [match.group("stem") for match in _ROW.finditer(table)]
+    # A blank line first: GitHub would read a line right after a table as one more row.
+    table = _TOTAL.sub("", table).rstrip("\n") + "\n\n" + total_line(records, stems) + "\n"
     return text[:start] + table + text[end:]
+
+
+_TOTAL = re.compile(r"^Together: .*\n?", re.M)
+
+
+def total_line(records: dict[str, dict], stems: list[str]) -> str:
+    """The table's lessons together, from the same records; no total while any of them was never run."""
+    lessons = [records.get(stem, {}).get("runtime_s") for stem in stems]
+    solutions = [records.get(stem, {}).get("solutions_runtime_s") for stem in stems]
+    if not lessons or None in lessons:
+        return "Together: not yet timed (run `make course`, then `make readme`)."
+    text = f"Together: the {len(lessons)} lessons {sum(lessons) / 60:.1f} min"
+    if None not in solutions:
+        text += f", {(sum(lessons) + sum(solutions)) / 60:.1f} min with their solutions"
+    return text + "."
 
 
 def teaching_table(records: dict[str, dict], lessons: list[str]) -> str:

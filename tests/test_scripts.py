@@ -21,6 +21,19 @@ def test_readme_runtimes_come_from_records_and_stay_empty_without_one():
     assert "| 00 | [a](notebooks/00_a.ipynb) | x | 24 s |" in out
     assert "| 01 | [b](notebooks/01_b.ipynb) | y | |" in out
     assert out.endswith("| 07 | [c](notebooks/07_c.ipynb) | z | |\n")  # outside the markers
+    assert "Together: not yet timed" in out  # 01_b has no record
+
+
+def test_readme_total_comes_from_the_same_records_and_replaces_the_old_one():
+    update_readme = _load("update_readme")
+    text = ("<!-- lessons:start -->\n| # | notebook | change | runtime |\n|---|---|---|---|\n"
+            "| 00 | [a](notebooks/00_a.ipynb) | x | |\n| 01 | [b](notebooks/01_b.ipynb) | y | |\n"
+            "Together: old.\n<!-- lessons:end -->\n")
+    records = {"00_a": {"runtime_s": 60.0, "solutions_runtime_s": 30.0}, "01_b": {"runtime_s": 120.0}}
+    out = update_readme.update(text, records)
+    assert "Together: the 2 lessons 3.0 min.\n<!-- lessons:end -->" in out and "old" not in out
+    records["01_b"]["solutions_runtime_s"] = 30.0
+    assert "Together: the 2 lessons 3.0 min, 4.0 min with their solutions." in update_readme.update(out, records)
 
 
 def test_long_runtimes_are_shown_in_minutes():
