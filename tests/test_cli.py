@@ -54,3 +54,17 @@ def test_pipelines_lists_every_lesson(capsys):
 def test_ask_says_so_when_nothing_matches(tmp_path, capsys, private_cache):
     assert main(["ask", "zzzqqq", "--corpus", str(_own_site(tmp_path)), "--pipeline", "bm25"]) == 0
     assert "(no matching chunks)" in capsys.readouterr().out
+
+
+def test_ctrl_c_is_one_line_and_exit_130_and_debug_keeps_the_traceback(monkeypatch, capsys):
+    from course_lib import cli
+
+    def interrupted(args):
+        raise KeyboardInterrupt  # what Python raises on SIGINT, wherever the command is
+
+    monkeypatch.setattr(cli, "_validate", interrupted)
+    golden, corpus = str(FIXTURES / "golden.jsonl"), str(FIXTURES / "corpus")
+    assert main(["validate-golden", golden, "--corpus", corpus]) == 130
+    assert capsys.readouterr().err == "error: interrupted — nothing was written\n"
+    with pytest.raises(KeyboardInterrupt):
+        main(["validate-golden", golden, "--corpus", corpus, "--debug"])
