@@ -18,9 +18,10 @@ python="${PYTHON:-python3}"
 
 download() {
     mkdir -p "$dir"
-    # The course itself as a wheel too, so the install needs nothing but the folder.
-    "$python" -m pip wheel --quiet --no-deps --wheel-dir "$dir" .
-    "$python" -m pip download --quiet --dest "$dir" .
+    # `pip wheel`, not `pip download`: the course itself and any dependency published only as
+    # source (langdetect, pulled in by unstructured) become wheels, so the offline install builds
+    # nothing. With the [peers] extra: lesson 10 runs the peer libraries, and `make test` installs them.
+    "$python" -m pip wheel --quiet --wheel-dir "$dir" ".[peers]"
     echo "wheelhouse: $(ls "$dir" | wc -l) files, $(du -sh "$dir" | cut -f1) in $dir"
 }
 
@@ -31,14 +32,15 @@ install() {
     rm -rf "$venv"
     "$python" -m venv "$venv"
     "$venv/bin/python" -m pip install --quiet --no-index --find-links "$dir" --upgrade pip || true
-    "$venv/bin/python" -m pip install --quiet --no-index --find-links "$dir" course_lib
+    "$venv/bin/python" -m pip install --quiet --no-index --find-links "$dir" "course_lib[peers]"
     "$venv/bin/python" - <<'PY'
 import importlib
 import os
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 for name in ("torch", "sentence_transformers", "transformers", "numpy", "bs4", "lxml", "rank_bm25",
-             "diskcache", "nbval", "jupyterlab", "course_lib.models"):
+             "diskcache", "nbval", "jupyterlab", "course_lib.models", "course_lib.peers",
+             "langchain_text_splitters", "unstructured", "docling_core", "trafilatura"):
     importlib.import_module(name)
 from course_lib import models
 
