@@ -65,15 +65,23 @@ def clean_corpus(pages: Sequence[Page], *, max_share: float = MAX_SHARE, **parse
     Returns the blocks per page, the skipped pages with their reasons (stubs, unreadable
     files), and the blocks removed for appearing on more than `max_share` of the pages
     (`max_share=1` turns that step off). Cached per process: lessons call it with the same
-    pages many times; a build that raises is not cached.
+    pages many times, and a sweep over `max_share` parses the pages once; a build that raises is
+    not cached.
     """
     check_parse_options(parse_options)
     return _clean_corpus(tuple(pages), max_share, tuple(sorted(parse_options.items())))
 
 
 @lru_cache(maxsize=8)
+def _parsed_corpus(pages: tuple[Page, ...], parse_options: tuple):
+    # The parse does not depend on max_share (the frequency step only reads its blocks), so it
+    # is cached on its own: choosing a threshold on dev costs one parse, not one per threshold.
+    return parse_corpus(pages, **dict(parse_options))
+
+
+@lru_cache(maxsize=16)
 def _clean_corpus(pages: tuple[Page, ...], max_share: float, parse_options: tuple):
-    parsed, skipped = parse_corpus(pages, **dict(parse_options))
+    parsed, skipped = _parsed_corpus(pages, parse_options)
     kept, removed = drop_frequent_blocks(parsed, max_share=max_share) if max_share < 1 else (parsed, [])
     return kept, skipped, removed
 

@@ -68,6 +68,10 @@ class LRUCache:
     def put(self, key, value) -> None:
         self._items[key] = value
 
+    def clear(self) -> None:
+        """Forget every entry (the hit and miss counts stay): the next lookups recompute."""
+        self._items.clear()
+
 
 class TTLCache(LRUCache):
     """An LRU cache whose entries expire `ttl` seconds after they were stored.
@@ -79,8 +83,14 @@ class TTLCache(LRUCache):
     def __init__(self, size: int = settings.RESULT_CACHE_SIZE, *, ttl: float = settings.RESULT_TTL,
                  clock: Callable[[], float] = time.monotonic):
         super().__init__(size)
-        self.ttl, self.clock = ttl, clock
+        self.clock = clock
         self._items = cachetools.TTLCache(maxsize=size, ttl=ttl, timer=clock)
+
+    @property
+    def ttl(self) -> float:
+        """Seconds an entry lives; read-only (cachetools fixes it at creation), so assigning it
+        raises instead of silently changing nothing: make a new cache, or `clear()` this one."""
+        return self._items.ttl
 
 
 def filter_key(filters: dict | None) -> tuple:

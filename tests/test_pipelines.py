@@ -40,6 +40,20 @@ def test_clean_corpus_reports_stubs_and_frequent_blocks():
     assert {r.text for r in removed} == {"Shared footer line.", "Real content here. " * 19 + "Real content here."}
 
 
+def test_a_max_share_sweep_parses_once_and_matches_a_fresh_parse(monkeypatch):
+    page = "<html><body><h1>{t}</h1><p>" + "Body text of page {t}. " * 10 + "</p><p>Footer.</p></body></html>"
+    pages = [Page(f"sweep{i}.html", page.format(t=i)) for i in range(5)]
+    calls = []
+    real_parse = pipelines.parse_corpus
+    monkeypatch.setattr(pipelines, "parse_corpus", lambda *a, **k: calls.append(1) or real_parse(*a, **k))
+    swept = {share: pipelines.clean_corpus(pages, max_share=share, min_chars=11) for share in (0.2, 0.5, 1.0)}
+    assert len(calls) == 1
+    assert {r.text for r in swept[0.5][2]} == {"Footer."} and swept[1.0][2] == []
+    fresh, _ = real_parse(pages, min_chars=11)
+    assert swept[1.0][0] == fresh and all("Footer." not in [b.text for b in blocks]
+                                          for blocks in swept[0.5][0].values())
+
+
 class Fixed:
     """A re-ranker that prefers long chunks: deterministic, no model."""
 

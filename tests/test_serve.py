@@ -46,6 +46,18 @@ def test_ttl_cache_expires_entries():
     assert (cache.hits, cache.misses) == (1, 1)
 
 
+def test_clearing_a_cache_makes_every_lookup_recompute_and_ttl_cannot_be_assigned():
+    cache = serve.TTLCache(10, ttl=60, clock=lambda: 0.0)
+    cache.put("q", "result")
+    cache.clear()
+    assert cache.get("q") is None and (cache.hits, cache.misses) == (0, 1)
+    assert cache.ttl == 60
+    # Assigning ttl once changed nothing (cachetools fixes it at creation) and a benchmark's
+    # "warm" pass was served from the cache; now it is an error.
+    with pytest.raises(AttributeError):
+        cache.ttl = 0.0
+
+
 CHUNKS = [
     Chunk("a#0", "a.html", "threads and locks", title="A", heading_path=("A", "Locks"), section_id="locks", kinds=("text",)),
     Chunk("b#0", "b.html", "EEXIST error code", title="B", heading_path=("B",), kinds=("table",)),
