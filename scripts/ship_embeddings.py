@@ -2,7 +2,7 @@
 
     python scripts/ship_embeddings.py
 
-Writes data/embeddings/all-MiniLM-L6-v2.npz (float16, one row per text sha256) and its .sha256
+Writes data/embeddings/all-MiniLM-L6-v2.npz (float32, one row per text sha256) and its .sha256
 from the vectors already shipped plus every vector in the local cache (COURSE_CACHE_DIR) for the
 bundled model. Run the lessons first (`make course`) so the cache holds every chunking they
 build. Prints how many vectors were shipped before and after, and the file's size.
