@@ -18,6 +18,7 @@ extra `pip install -e .[peers]`; each is imported only when its peer runs.
 """
 from __future__ import annotations
 
+import inspect
 import io
 import logging
 import re
@@ -27,9 +28,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib import metadata
+from pathlib import Path
 
 from . import settings
 from .golden import Question, normalize
+from .jsoncache import cache_path, read_json, write_json
 from .naive import fixed_size_chunks
 from .pipeline import Pipeline
 from .records import Chunk, Page
@@ -231,30 +234,52 @@ def peer(name: str) -> Peer:
 
 @dataclass(frozen=True)
 class PeerRun:
-    """A peer's chunks over a corpus and the seconds its chunking took (pages/s is what a lesson reports)."""
+    """A peer's chunks over a corpus and the seconds its chunking took when they were computed
+    (`cached`: read back from disk, so `seconds` describes that earlier run, not this one)."""
 
     name: str
     chunks: list[Chunk]
     seconds: float
     pages: int
     failures: tuple[tuple[str, str], ...] = ()
+    cached: bool = False
 
     @property
     def pages_per_second(self) -> float:
         return self.pages / self.seconds if self.seconds > 0 else float("inf")
 
 
-def run_peer(name: str, pages: Sequence[Page]) -> PeerRun:
-    """Chunk every page with one peer; cached per process (lessons ask for the same run many times).
+def run_peer(name: str, pages: Sequence[Page], *, use_cache: bool = True) -> PeerRun:
+    """Chunk every page with one peer, or read the chunks back from the disk cache.
 
-    A page the library raises on gets no chunks and is listed in `failures`, as the course's
-    parser lists its skipped pages: one bad page must not hide the others' results.
+    A peer such as docling takes a minute per corpus and lesson 10 asks again on every run, so the
+    chunks are kept under the course cache, keyed by the peer, its library's version, its code
+    and the pages. A page the library raises on gets no chunks and is listed in `failures`, as the
+    course's parser lists its skipped pages: one bad page must not hide the others' results.
+    Time a peer in this run with `pages_per_second`, never from a cached run's `seconds`.
     """
-    return _run_peer(peer(name).name, tuple(pages))
+    return _run_peer(peer(name).name, tuple(pages), use_cache)
 
 
 @lru_cache(maxsize=16)
-def _run_peer(name: str, pages: tuple[Page, ...]) -> PeerRun:
+def _run_peer(name: str, pages: tuple[Page, ...], use_cache: bool) -> PeerRun:
+    path = _cache_path(name, pages) if use_cache else None
+    found = _read_run(path) if path is not None else None
+    if found is not None:
+        return found
+    run = _chunk_pages(name, pages)
+    if path is not None:
+        _write_run(path, run)
+    return run
+
+
+def pages_per_second(name: str, pages: Sequence[Page]) -> float:
+    """Chunk the pages with the peer now, timed, nothing cached: the throughput a lesson compares
+    with the course's chunking timed in the same run."""
+    return _chunk_pages(peer(name).name, tuple(pages)).pages_per_second
+
+
+def _chunk_pages(name: str, pages: tuple[Page, ...]) -> PeerRun:
     chunk_page = PEERS[name].chunk_page
     chunk_page("<html><body><h1>warm up</h1><p>Imports and models load here, not in the timing.</p></body></html>")
     chunks: list[Chunk] = []
@@ -270,6 +295,39 @@ def _run_peer(name: str, pages: tuple[Page, ...]) -> PeerRun:
                          kinds=("peer",), meta={"peer": name})
                    for n, (context, body) in enumerate(pieces) if body.strip()]
     return PeerRun(name, chunks, time.perf_counter() - start, len(pages), tuple(failures))
+
+
+_CACHE_FORMAT = "1"
+
+
+def _cache_path(name: str, pages: tuple[Page, ...]) -> Path | None:
+    """Where this peer's run over these pages is kept; None when its code cannot be read (nothing
+    to key a changed chunker on, so nothing is cached)."""
+    entry = PEERS[name]
+    try:
+        code = inspect.getsource(entry.chunk_page)
+    except (OSError, TypeError):
+        return None
+    parts = [_CACHE_FORMAT, name, entry.library, entry.version, code, Path(__file__).read_text(encoding="utf-8")]
+    parts += [text for page in pages for text in (page.path, page.html)]
+    return cache_path("peers", name.removeprefix(PREFIX), parts)
+
+
+def _read_run(path: Path) -> PeerRun | None:
+    data = read_json(path)
+    try:
+        chunks = [Chunk(id=c["id"], doc=c["doc"], body=c["body"], context=c["context"], kinds=("peer",),
+                        meta={"peer": data["name"]}) for c in data["chunks"]]
+        return PeerRun(data["name"], chunks, data["seconds"], data["pages"],
+                       tuple(tuple(f) for f in data["failures"]), cached=True)
+    except (KeyError, TypeError):  # absent (None) or another shape: chunk again
+        return None
+
+
+def _write_run(path: Path, run: PeerRun) -> None:
+    write_json(path, {"name": run.name, "seconds": run.seconds, "pages": run.pages, "failures": run.failures,
+                      "chunks": [{"id": c.id, "doc": c.doc, "body": c.body, "context": c.context}
+                                 for c in run.chunks]})
 
 
 def peer_chunks(name: str, pages: Sequence[Page]) -> list[Chunk]:

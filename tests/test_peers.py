@@ -16,6 +16,13 @@ caller, which is the default behaviour here.</p>
 </div></body></html>"""
 
 
+@pytest.fixture(autouse=True)
+def own_cache(private_cache):
+    """Every test here chunks into a temporary cache: peer runs are kept on disk."""
+    peers._run_peer.cache_clear()
+    return private_cache
+
+
 def q(evidence, doc="a.html", kind="exact", qid="t1"):
     return Question(id=qid, question="q?", doc=doc, section="s", evidence=evidence, kind=kind, split="dev")
 
@@ -99,3 +106,40 @@ def test_settings_rows_name_the_pinned_versions():
     assert rows["peer:docling"]["library"] == "docling-slim"
     assert str(peers.WINDOW_TOKENS) in rows["peer:docling"]["window"]
     assert all(r["version"] != "not installed" for r in rows.values())
+
+
+def counting_peer(monkeypatch, calls):
+    def chunk_page(html):
+        calls.append(html)
+        return [("Heading", "body of " + html[3:8])]
+
+    monkeypatch.setitem(peers.PEERS, "peer:count", peers.Peer("peer:count", "pytest", "count()", "none", chunk_page))
+
+
+def test_a_peer_run_is_read_back_from_disk_and_timing_is_always_fresh(monkeypatch, own_cache):
+    calls = []
+    counting_peer(monkeypatch, calls)
+    pages = [Page("a.html", "<p>alpha</p>"), Page("b.html", "<p>bravo</p>")]
+    first = peers.run_peer("peer:count", pages)
+    assert not first.cached and len(calls) == 3  # the warm-up page, then each page
+    peers._run_peer.cache_clear()  # a new process: only the disk is left
+    again = peers.run_peer("peer:count", pages)
+    assert again.cached and len(calls) == 3
+    assert again.chunks == first.chunks and again.seconds == first.seconds and again.pages == 2
+    assert [c.body for c in again.chunks] == ["body of alpha", "body of bravo"]
+    assert peers.pages_per_second("peer:count", pages) > 0 and len(calls) == 6  # timed now, not read back
+    assert list((own_cache / "peers").glob("*.partial")) == []
+
+
+def test_changed_pages_or_no_cache_chunk_again_and_a_corrupt_file_is_not_fatal(monkeypatch, own_cache):
+    calls = []
+    counting_peer(monkeypatch, calls)
+    pages = [Page("a.html", "<p>alpha</p>")]
+    peers.run_peer("peer:count", pages)
+    assert not peers.run_peer("peer:count", [Page("a.html", "<p>other</p>")]).cached
+    assert not peers.run_peer("peer:count", pages, use_cache=False).cached
+    for stored in (own_cache / "peers").glob("count-*.json.gz"):
+        stored.write_bytes(b"not gzip")
+    peers._run_peer.cache_clear()
+    rerun = peers.run_peer("peer:count", pages)
+    assert not rerun.cached and [c.body for c in rerun.chunks] == ["body of alpha"]
