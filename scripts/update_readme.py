@@ -22,9 +22,11 @@ _ROW = re.compile(r"^(\| \d\d \| \[[^\]]+\]\(notebooks/(?P<stem>[\w-]+)\.ipynb\)
 
 
 def runtime_cell(seconds: float | None) -> str:
+    """A runtime for planning a session: seconds, or minutes to one decimal past two minutes (a
+    lesson of 157 s must not read as "3 min", the classroom limit)."""
     if seconds is None:
         return " "
-    return f" {seconds:.0f} s " if seconds < 120 else f" {seconds / 60:.0f} min "
+    return f" {seconds:.0f} s " if seconds < 120 else f" {seconds / 60:.1f} min "
 
 
 def update(text: str, records: dict[str, dict]) -> str:
@@ -64,17 +66,10 @@ def teaching_table(records: dict[str, dict], lessons: list[str]) -> str:
         total += runtime or 0.0
         load = figures.get("load_at_start")
         cells = [runtime, figures.get("solutions_runtime_s"), load, total if runtime else None]
-        shown = [fine_cell(cells[0]), fine_cell(cells[1]), " " if load is None else f" {load:.2f} ",
-                 fine_cell(cells[3])]
+        shown = [runtime_cell(cells[0]), runtime_cell(cells[1]), " " if load is None else f" {load:.2f} ",
+                 runtime_cell(cells[3])]
         rows.append(f"| {lesson} |" + "|".join(shown) + "|")
     return "\n".join(rows)
-
-
-def fine_cell(seconds: float | None) -> str:
-    """A runtime for planning a session: seconds, or minutes to one decimal past two minutes."""
-    if seconds is None:
-        return " "
-    return f" {seconds:.0f} s " if seconds < 120 else f" {seconds / 60:.1f} min "
 
 
 def update_teaching(text: str, records: dict[str, dict], lessons: list[str]) -> str:

@@ -37,7 +37,7 @@ def test_readme_total_comes_from_the_same_records_and_replaces_the_old_one():
 
 
 def test_long_runtimes_are_shown_in_minutes():
-    assert _load("update_readme").runtime_cell(300) == " 5 min "
+    assert _load("update_readme").runtime_cell(300) == " 5.0 min " and _load("update_readme").runtime_cell(157) == " 2.6 min "
 
 
 def test_percent_script_becomes_markdown_and_code_cells():
