@@ -4,22 +4,21 @@ For results that are slow to compute and not arrays (lesson 10's peer chunkings:
 a minute per corpus): the file name is a digest of the inputs, so a changed input is a new
 file and a stale result is never read. Files are written atomically (a new file, then a rename)
 so a reader in another process never meets half of one, and a disk that misbehaves costs one
-warning line, never the result: the caller computes again.
+warning line (the embedding store's, once per folder and problem), never the result: the caller
+computes again.
 """
 from __future__ import annotations
 
 import gzip
 import hashlib
 import json
-import logging
 import os
 import uuid
 from collections.abc import Iterable
 from pathlib import Path
 
 from .paths import cache_dir
-
-log = logging.getLogger("course_lib.cache")
+from .vectorstore import warn_once
 
 
 def cache_path(folder: str, name: str, parts: Iterable[str]) -> Path:
@@ -38,7 +37,7 @@ def read_json(path: Path):
     except FileNotFoundError:
         return None
     except (OSError, ValueError, EOFError) as err:
-        log.warning("course_lib cache %s unreadable, computing again (%s: %s)", path, type(err).__name__, err)
+        warn_once(path, "unreadable, computing again", err)
         return None
 
 
@@ -50,5 +49,5 @@ def write_json(path: Path, value) -> None:
         partial.write_bytes(gzip.compress(json.dumps(value).encode("utf-8")))
         os.replace(partial, path)
     except OSError as err:
-        log.warning("course_lib cache %s not written (%s: %s)", path.parent, type(err).__name__, err)
+        warn_once(path.parent, "not written, computing without caching", err)
         partial.unlink(missing_ok=True)

@@ -252,8 +252,8 @@ class PeerRun:
 def run_peer(name: str, pages: Sequence[Page], *, use_cache: bool = True) -> PeerRun:
     """Chunk every page with one peer, or read the chunks back from the disk cache.
 
-    A peer such as docling takes a minute per corpus and lesson 10 asks again on every run, so the
-    chunks are kept under the course cache, keyed by the peer, its library's version, its code
+    The slowest peers (docling) take far longer than the course's chunker and lesson 10 asks again on
+    every run, so the chunks are kept under the course cache, keyed by the peer, its library's version, its code
     and the pages. A page the library raises on gets no chunks and is listed in `failures`, as the
     course's parser lists its skipped pages: one bad page must not hide the others' results.
     Time a peer in this run with `pages_per_second`, never from a cached run's `seconds`.

@@ -35,7 +35,7 @@ _warned: set[tuple[str, str]] = set()
 _open_stores: weakref.WeakSet = weakref.WeakSet()
 
 
-def _warn_once(folder: Path, what: str, err: BaseException | None = None) -> None:
+def warn_once(folder: Path, what: str, err: BaseException | None = None) -> None:
     """One line per folder and problem, however many calls hit it."""
     if (str(folder), what) in _warned:
         return
@@ -108,10 +108,10 @@ class VectorStore:
         try:
             self._cache = _ReadOnlyCache(self.folder)
             self.readable = True
-            _warn_once(self.folder, "is read-only: reading it, but new vectors are not stored", err)
+            warn_once(self.folder, "is read-only: reading it, but new vectors are not stored", err)
         except Exception:
             self._cache = None
-            _warn_once(self.folder, "is unusable (delete it to rebuild): computing without caching",
+            warn_once(self.folder, "is unusable (delete it to rebuild): computing without caching",
                        err)
 
     def _decode(self, raw: bytes) -> np.ndarray | None:
@@ -127,7 +127,7 @@ class VectorStore:
             raw = self._cache.get(key)
         except Exception as err:
             self.readable = self.writable = False
-            _warn_once(self.folder, "could not be read: computing without caching", err)
+            warn_once(self.folder, "could not be read: computing without caching", err)
             return None
         if raw is None:
             return None
@@ -146,7 +146,7 @@ class VectorStore:
                     self._cache.set(key, np.ascontiguousarray(array, self.dtype).tobytes())
         except Exception as err:  # a full disk must not stop a lesson
             self.writable = False
-            _warn_once(self.folder, "cannot be written (full or read-only?): new vectors are not stored",
+            warn_once(self.folder, "cannot be written (full or read-only?): new vectors are not stored",
                        err)
 
     def keys(self) -> list[str]:
