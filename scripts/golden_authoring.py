@@ -1,0 +1,192 @@
+"""Authoring tools for golden questions: read a page as a writer should, check a draft before review.
+
+    python scripts/golden_authoring.py show library/threading.html [--corpus data/corpus]
+    python scripts/golden_authoring.py find "releases the lock" [--corpus data/corpus]
+    python scripts/golden_authoring.py check drafts.jsonl [--corpus data/corpus] [--against data/golden/golden.jsonl]
+
+`show` prints a page's visible text block by block, each section opened by its id (`§ id`), so a
+writer reads the rendered page and copies the id and a verbatim quote. `find` names every page
+whose visible text contains a phrase (after the judge's normalisation): a quote must be on its own
+page only, and an unanswerable question's key words should be checked against every page.
+`check` applies the protocol of data/golden/README.md to a draft file: the fields, a 4-20 word
+quote found in the named section's visible text, inside ONE block (a paragraph, list item, table
+cell, definition, heading or code block, never across two), on that page only, and no quote or
+question repeated from the shipped set. It runs no pipeline: questions are written and checked
+before any retriever sees them.
+"""
+from __future__ import annotations
+
+import argparse
+import functools
+import hashlib
+import json
+import os
+import sys
+from pathlib import Path
+
+from bs4 import BeautifulSoup, NavigableString, Tag
+
+from course_lib.golden import KINDS, MAX_EVIDENCE_WORDS, MIN_EVIDENCE_WORDS, normalize, section_text
+from course_lib.parse import decode_html
+
+ROOT = Path(__file__).resolve().parents[1]
+BLOCK_TAGS = {"p", "li", "td", "th", "dt", "dd", "pre", "caption", "figcaption", "blockquote",
+              "h1", "h2", "h3", "h4", "h5", "h6"}
+HIDDEN_TAGS = ["script", "style", "noscript", "template"]
+
+
+@functools.lru_cache(maxsize=16)
+def page_soup(corpus: Path, doc: str) -> BeautifulSoup:
+    """The page as a reader sees it: decoded like the pipelines decode it, scripts removed."""
+    soup = BeautifulSoup(decode_html((corpus / doc).read_bytes()), "lxml")
+    for tag in soup(HIDDEN_TAGS):
+        tag.decompose()
+    return soup
+
+
+def innermost_blocks(root: Tag) -> list[Tag]:
+    """Block elements that hold no other block element: the units a quote must stay inside."""
+    blocks = [t for t in root.find_all(BLOCK_TAGS)]
+    return [b for b in blocks if b.name == "pre" or not b.find(BLOCK_TAGS)]
+
+
+def block_texts(root: Tag) -> list[str]:
+    """Normalised text of every unit a quote may lie in: innermost blocks, and for a block with
+    nested blocks (a list item holding a paragraph and a sub-list) its own direct text."""
+    texts = [normalize(b.get_text()) for b in innermost_blocks(root)]
+    for block in root.find_all(BLOCK_TAGS):
+        if block.find(BLOCK_TAGS):
+            own = "".join(s for s in block.children if isinstance(s, NavigableString))
+            inline = "".join(c.get_text() for c in block.children
+                             if isinstance(c, Tag) and c.name not in BLOCK_TAGS and not c.find(BLOCK_TAGS))
+            texts.append(normalize(own + inline))
+    return texts
+
+
+def show(corpus: Path, doc: str) -> None:
+    """Print the page block by block with the id of each section it enters."""
+    soup = page_soup(corpus, doc)
+    root = soup.find(attrs={"role": "main"}) or soup.find("main") or soup.body or soup
+    current = None
+    for block in innermost_blocks(root):
+        section = block.find_parent("section")
+        sid = section.get("id") if section else None
+        if sid != current:
+            print(f"\n§ {sid}")
+            current = sid
+        text = block.get_text() if block.name == "pre" else " ".join(block.get_text(" ").split())
+        if text.strip():
+            print(f"[{block.name}] {text.replace('¶', '').rstrip()}")
+
+
+def all_pages(corpus: Path) -> dict[str, str]:
+    """Normalised visible text of every page of the corpus, kept in .cache/ after the first call
+    (keyed by each page's size and modification time), so repeated checks take seconds."""
+    files = sorted(corpus.rglob("*.html"))
+    key = hashlib.sha256("".join(f"{f}:{f.stat().st_size}:{f.stat().st_mtime_ns}" for f in files).encode()).hexdigest()
+    cache = ROOT / ".cache" / "golden_authoring" / f"{key[:16]}.json"
+    if cache.is_file():
+        return json.loads(cache.read_text(encoding="utf-8"))
+    texts = {f.relative_to(corpus).as_posix(): normalize(page_soup(corpus, f.relative_to(corpus).as_posix()).get_text())
+             for f in files}
+    cache.parent.mkdir(parents=True, exist_ok=True)
+    temporary = cache.with_suffix(f".{os.getpid()}.tmp")
+    temporary.write_text(json.dumps(texts), encoding="utf-8")
+    os.replace(temporary, cache)
+    return texts
+
+
+def check_line(record: dict, corpus: Path, texts: dict[str, str], seen: dict[str, str]) -> list[str]:
+    """Problems of one drafted question under the protocol (empty when it may go to review)."""
+    missing = [f for f in ("question", "doc", "section", "evidence", "kind") if f not in record]
+    if missing:
+        return [f"missing field(s) {', '.join(missing)}"]
+    if record["kind"] not in KINDS:
+        return [f"kind {record['kind']!r} is not one of {', '.join(KINDS)}"]
+    if not str(record["question"]).strip():
+        return ["empty question"]
+    problems = []
+    key = normalize(record["question"])
+    if key in seen:
+        problems.append(f"question repeats {seen[key]}")
+    if record["kind"] == "unanswerable":
+        return problems + ([] if (record["doc"], record["section"], record["evidence"]) == (None, None, None)
+                           else ["unanswerable needs doc, section, evidence null"])
+    doc, section, evidence = record["doc"], record["section"], record["evidence"]
+    if doc not in texts:
+        return problems + [f"no page {doc}"]
+    words = len(evidence.split())
+    if not MIN_EVIDENCE_WORDS <= words <= MAX_EVIDENCE_WORDS:
+        problems.append(f"evidence has {words} words (4-20)")
+    quote = normalize(evidence)
+    if quote in seen:
+        problems.append(f"evidence repeats {seen[quote]}")
+    soup = page_soup(corpus, doc)
+    text = section_text(soup, section)
+    if text is None:
+        return problems + [f"no id {section!r} in {doc}"]
+    if quote not in normalize(text):
+        return problems + [f"evidence not in the visible text of section {section!r}"]
+    element = soup.find(id=section)
+    scope = element.parent if element.name.startswith("h") and element.parent.name == "section" else element
+    if not any(quote in t for t in block_texts(scope)):
+        problems.append("evidence spans two blocks (paragraphs, cells or items): quote inside one")
+    others = [page for page, body in texts.items() if page != doc and quote in body]
+    if others:
+        problems.append(f"evidence also occurs on {', '.join(others[:3])}")
+    return problems
+
+
+def check(path: Path, corpus: Path, against: list[Path]) -> int:
+    """Check every line of a draft; print one verdict a line and a total; exit 1 on any problem."""
+    texts = all_pages(corpus)
+    seen: dict[str, str] = {}
+    for other in against:
+        for line in other.read_text(encoding="utf-8").splitlines():
+            if line.strip():
+                q = json.loads(line)
+                seen[normalize(q["question"])] = q["id"]
+                if q.get("evidence"):
+                    seen[normalize(q["evidence"])] = q["id"]
+    bad = 0
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as err:
+            print(f"{path.name}:{number}: invalid JSON ({err.msg})")
+            bad += 1
+            continue
+        problems = check_line(record, corpus, texts, seen)
+        label = f"{path.name}:{number}"
+        seen[normalize(record.get("question", ""))] = label
+        if record.get("evidence"):
+            seen[normalize(record["evidence"])] = label
+        print(f"{label}: " + ("; ".join(problems) if problems else "ok"))
+        bad += bool(problems)
+    print(f"{bad} line(s) with problems")
+    return 1 if bad else 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("verb", choices=["show", "find", "check"])
+    parser.add_argument("target", help="a page path (show), a phrase (find) or a draft file (check)")
+    parser.add_argument("--corpus", type=Path, default=ROOT / "data" / "corpus")
+    parser.add_argument("--against", type=Path, action="append",
+                        help="shipped golden files whose questions and quotes must not repeat")
+    args = parser.parse_args(argv)
+    if args.verb == "show":
+        show(args.corpus, args.target)
+        return 0
+    if args.verb == "find":
+        phrase = normalize(args.target)
+        hits = [page for page, body in all_pages(args.corpus).items() if phrase in body]
+        print("\n".join(hits) if hits else "(no page)")
+        return 0
+    return check(Path(args.target), args.corpus, args.against or [])
+
+
+if __name__ == "__main__":
+    sys.exit(main())
