@@ -39,14 +39,15 @@ from pathlib import Path
 
 import numpy as np
 
-from course_lib.corpus import load_pages
-from course_lib.golden import load_golden
-from course_lib.naive import naive_chunks
-from course_lib.paths import GOLDEN_FILE
-from course_lib.pipelines import retriever_over, structured_chunks
-from course_lib.rerank import MaxSimReranker, load_reranker, rerank, token_store_size
-from course_lib.search import BM25Retriever, DenseRetriever, HybridRetriever
-from course_lib.serve import STAGES, SearchService
+from course_lib.core.lexical import BM25Retriever
+from course_lib.core.load import load_pages
+from course_lib.core.naive import naive_chunks
+from course_lib.core.pipeline import STAGES, retriever_over, structured_chunks
+from course_lib.core.rerank import MaxSimReranker, load_reranker, rerank, token_store_size
+from course_lib.core.retrieve import DenseRetriever, HybridRetriever
+from course_lib.core.serve import SearchService
+from course_lib.evaluation.golden import load_golden
+from course_lib.infra.paths import GOLDEN_FILE
 
 
 def percentiles(seconds: list[float]) -> tuple[float, float]:

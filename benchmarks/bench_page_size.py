@@ -19,9 +19,9 @@ import time
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-from course_lib.chunking import chunk_blocks  # noqa: E402
-from course_lib.parse import parse_blocks  # noqa: E402
-from course_lib.tokens import get_counter  # noqa: E402
+from course_lib.core.chunking import chunk_blocks
+from course_lib.core.parse import parse_blocks
+from course_lib.core.tokens import get_counter
 
 SIZES_KB = (50, 100, 200, 400, 800, 1600, 3200, 5000)
 WORDS = "alpha beta gamma delta epsilon zeta theta lambda sigma omega".split()

@@ -2,7 +2,7 @@
 
     python benchmarks/bench_parse.py [--corpus DIR] [--repeat N]
 
-Each parser turns every page into blocks with `course_lib.parse.parse_blocks` (pages decoded
+Each parser turns every page into blocks with `course_lib.core.parse.parse_blocks` (pages decoded
 once beforehand, so only parsing is timed). Speeds are printed as pages/s and as ratios against
 html.parser and against the fastest parser, all measured in the same run on the same machine,
 so the ratios hold even where the absolute figures do not. Then every parser's blocks are
@@ -16,7 +16,8 @@ import sys
 import time
 from pathlib import Path
 
-from course_lib.parse import decode_html, parse_blocks
+from course_lib.core.load import decode_html
+from course_lib.core.parse import parse_blocks
 
 PARSERS = ("html.parser", "lxml", "html5lib")
 REPO = Path(__file__).resolve().parents[1]

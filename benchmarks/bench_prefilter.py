@@ -20,9 +20,9 @@ from pathlib import Path
 
 import soupsieve
 
-from course_lib import boilerplate, parse
-from course_lib.corpus import CORPUS_DIR
-from course_lib.parse import decode_html, parse_blocks
+from course_lib.core import boilerplate, parse
+from course_lib.core.load import CORPUS_DIR, decode_html
+from course_lib.core.parse import parse_blocks
 
 
 def remove_plainly(root, selectors: tuple[str, ...]) -> int:

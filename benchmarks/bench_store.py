@@ -15,13 +15,13 @@ import argparse
 import os
 import sys
 
-from course_lib import models
-from course_lib.corpus import load_pages
-from course_lib.golden import load_golden
-from course_lib.paths import GOLDEN_FILE
-from course_lib.pipelines import structured_chunks
-from course_lib.store import connect, embedded_server
-from course_lib.store_growth import measure_growth, perturbed_copies
+from course_lib.core.load import load_pages
+from course_lib.core.pipeline import structured_chunks
+from course_lib.evaluation.golden import load_golden
+from course_lib.extras.postgres_growth import measure_growth, perturbed_copies
+from course_lib.extras.postgres_server import connect, embedded_server
+from course_lib.infra import models
+from course_lib.infra.paths import GOLDEN_FILE
 
 COLUMNS = ("vectors", "build_s", "hnsw_p50_ms", "hnsw_p95_ms", "exact_sql_p50_ms", "exact_sql_p95_ms",
            "numpy_p50_ms", "numpy_p95_ms", "hnsw_vs_numpy", "exact_sql_vs_numpy", "numpy_MB", "table_MB",

@@ -1,5 +1,5 @@
 import sys
 
-from .cli import main
+from course_lib.infra.cli import main
 
 sys.exit(main())

@@ -88,7 +88,7 @@ def structural_share(html: str) -> tuple[int, int]:
     parser's main-content element minus its structural boilerplate, exactly as `parse_blocks`
     selects it; decoration (pilcrows, copy buttons) is not furniture and counts as kept.
     """
-    from course_lib import parse
+    from course_lib.core import parse
 
     soup = parse.make_soup(html)
     for tag in soup.select(", ".join(parse.NEVER_CONTENT)):
@@ -103,7 +103,9 @@ def structural_share(html: str) -> tuple[int, int]:
 
 def furniture_report(folder: Path) -> None:
     """Print each page's furniture share (by structure, then by frequency), min/median/max, overall."""
-    from course_lib import corpus, parse, pipelines
+    from course_lib.core import load as corpus
+    from course_lib.core import parse
+    from course_lib.core import pipeline as pipelines
 
     pages = corpus.load_pages(folder)
     totals = {p.path: structural_share(p.html) for p in pages}

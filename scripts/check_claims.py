@@ -5,7 +5,7 @@
 A Markdown cell that says a technique "helps", is "better", "significant" or makes "no
 difference" is flagged unless the code cell just before or just after it backs the words:
 either it renders the verdict from the figures (`verdict(`, `verdict_table(`, `technique_table(`
-from course_lib.display) or it holds an `assert` that compares a figure, so a rerun on other
+from course_lib.evaluation.display) or it holds an `assert` that compares a figure, so a rerun on other
 data fails instead of leaving a stale claim. Sentences about the sources are exempt: a
 blockquote line (`> ...`) or a line saying "the production write-up says" / "the chunking
 lesson says". Code spans and fenced code are not prose and are skipped. Exit status 1 when a

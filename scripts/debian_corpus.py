@@ -37,6 +37,6 @@ def write_archive(files: dict[str, bytes], archive: Path) -> None:
 
 
 def write_manifest(files: dict[str, bytes], manifest: Path) -> None:
-    """One `<sha256>  <path>` line per file, sorted, as course_lib.corpus reads it."""
+    """One `<sha256>  <path>` line per file, sorted, as course_lib.core.load reads it."""
     lines = [f"{hashlib.sha256(files[n]).hexdigest()}  {n}" for n in sorted(files)]
     manifest.write_text("\n".join(lines) + "\n", encoding="utf-8")

@@ -26,8 +26,14 @@ from pathlib import Path
 
 from bs4 import BeautifulSoup, NavigableString, Tag
 
-from course_lib.golden import KINDS, MAX_EVIDENCE_WORDS, MIN_EVIDENCE_WORDS, normalize, section_text
-from course_lib.parse import decode_html
+from course_lib.core.load import decode_html
+from course_lib.evaluation.golden import (
+    KINDS,
+    MAX_EVIDENCE_WORDS,
+    MIN_EVIDENCE_WORDS,
+    normalize,
+    section_text,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 BLOCK_TAGS = {"p", "li", "td", "th", "dt", "dd", "pre", "caption", "figcaption", "blockquote",

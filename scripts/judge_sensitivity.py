@@ -16,16 +16,12 @@ import sys
 import time
 from pathlib import Path
 
-from course_lib.corpus import load_pages
-from course_lib.evaluate import (
-    RunResult,
-    evaluate_retriever,
-    recall_within_budget,
-    sensitivity,
-)
-from course_lib.golden import load_golden
-from course_lib.paths import GOLDEN_FILE, cache_dir
-from course_lib.pipelines import build_pipeline
+from course_lib.core.load import load_pages
+from course_lib.core.pipeline import build_pipeline
+from course_lib.evaluation.budget import recall_within_budget
+from course_lib.evaluation.golden import load_golden
+from course_lib.evaluation.metrics import RunResult, evaluate_retriever, sensitivity
+from course_lib.infra.paths import GOLDEN_FILE, cache_dir
 
 LESSON_PIPELINES = ("naive", "clean", "structured", "context", "limited", "bm25", "hybrid",
                     "reranked")

@@ -4,7 +4,7 @@
 
 This is `make course`. Each notebook runs with its own folder as working directory, exactly as
 JupyterLab would run it; the outputs are written back so they can be read on GitHub, and the
-figures each lesson recorded (course_lib.report) are printed at the end with its runtime.
+figures each lesson recorded (course_lib.infra.lesson_records) are printed at the end with its runtime.
 
 Lessons are executed ONE AT A TIME on a QUIET machine before their outputs are committed: the
 outputs teach latency figures, and a lesson run while other notebooks or tests share the CPU
@@ -26,7 +26,7 @@ import nbformat
 from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError
 
-from course_lib.report import format_records, load_records, record
+from course_lib.infra.lesson_records import format_records, load_records, record
 
 
 def notebooks_in(args: list[str]) -> list[Path]:

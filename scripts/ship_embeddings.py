@@ -13,7 +13,7 @@ import sys
 
 import numpy as np
 
-from course_lib import models, shipped
+from course_lib.infra import models, shipped
 
 
 def main() -> int:

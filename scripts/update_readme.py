@@ -12,7 +12,7 @@ import re
 import sys
 from pathlib import Path
 
-from course_lib.report import load_records
+from course_lib.infra.lesson_records import load_records
 
 ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"

@@ -22,11 +22,13 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from course_lib import models, rerank, vectorstore
-from course_lib.corpus import load_pages
-from course_lib.naive import naive_chunks
-from course_lib.paths import cache_dir
-from course_lib.pipelines import clean_fixed_chunks, structured_chunks
+from course_lib.core import rerank
+from course_lib.core.load import load_pages
+from course_lib.core.naive import naive_chunks
+from course_lib.core.pipeline import clean_fixed_chunks, structured_chunks
+from course_lib.infra import models
+from course_lib.infra import vector_cache as vectorstore
+from course_lib.infra.paths import cache_dir
 from course_lib.records import Chunk, Page
 
 DEFAULT = "limited (05-08, default)"

@@ -39,7 +39,7 @@ import os
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 for name in ("torch", "sentence_transformers", "transformers", "numpy", "bs4", "lxml", "rank_bm25",
-             "diskcache", "nbval", "jupyterlab", "course_lib.models", "course_lib.peers",
+             "diskcache", "nbval", "jupyterlab", "course_lib.infra.models", "course_lib.extras.peers",
              "langchain_text_splitters", "unstructured", "docling_core", "trafilatura"):
     importlib.import_module(name)
 from course_lib import models

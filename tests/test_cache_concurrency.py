@@ -11,14 +11,14 @@ import textwrap
 
 import numpy as np
 
-from course_lib.models import EmbeddingCache
-from course_lib.vectorstore import VectorStore
+from course_lib.infra.models import EmbeddingCache
+from course_lib.infra.vector_cache import VectorStore
 
 WRITER = textwrap.dedent("""
     import sys, time
     from pathlib import Path
     import numpy as np
-    from course_lib.vectorstore import VectorStore
+    from course_lib.infra.vector_cache import VectorStore
 
     root, go, first, last = Path(sys.argv[1]), Path(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
     rows = VectorStore(root / "rows", dtype=np.float32)
@@ -57,7 +57,7 @@ def test_the_embedding_cache_reads_what_another_process_wrote(tmp_path):
         import sys
         from pathlib import Path
         import numpy as np
-        from course_lib.models import EmbeddingCache
+        from course_lib.infra.models import EmbeddingCache
         EmbeddingCache("m", root=Path(sys.argv[1])).put_many(["a", "b"], np.eye(2, 3, dtype=np.float32))
     """)
     subprocess.run([sys.executable, "-c", script, str(tmp_path)], check=True)

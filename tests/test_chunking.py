@@ -7,17 +7,10 @@ from __future__ import annotations
 
 import pytest
 
-from course_lib.chunking import (
-    blocks_to_text,
-    chunk_blocks,
-    chunk_report,
-    context_line,
-    dedupe,
-    split_block,
-    split_sentences,
-)
+from course_lib.core.chunking import blocks_to_text, chunk_blocks, chunk_report, context_line, dedupe
+from course_lib.core.splitting import split_block, split_sentences
+from course_lib.core.tokens import WordCounter, get_counter
 from course_lib.records import Block, Chunk
-from course_lib.tokens import WordCounter, get_counter
 
 WORDS = WordCounter(limit=256)
 PAGE = ("Page",)

@@ -9,9 +9,10 @@ from itertools import pairwise
 
 from bs4 import BeautifulSoup
 
-from course_lib.chunking import chunk_blocks, split_block
+from course_lib.core.chunking import chunk_blocks
+from course_lib.core.html_parts import table_to_text
+from course_lib.core.splitting import split_block
 from course_lib.records import Block
-from course_lib.tables import table_to_text
 
 MAX_RATIO = 2.6
 
@@ -120,7 +121,7 @@ def _nested_lists(depth: int) -> str:
 
 
 def _parse_work(html: str) -> int:
-    from course_lib.parse import parse_blocks
+    from course_lib.core.parse import parse_blocks
 
     return _calls(parse_blocks, html)
 

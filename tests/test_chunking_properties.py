@@ -6,9 +6,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from course_lib.chunking import chunk_blocks, context_line, split_block
+from course_lib.core.chunking import chunk_blocks, context_line
+from course_lib.core.splitting import split_block
+from course_lib.core.tokens import WordCounter, get_counter
 from course_lib.records import Block, Chunk
-from course_lib.tokens import WordCounter, get_counter
 
 TITLE = "Page"
 PATHS = [((), None), (("Page",), "top"), (("Page", "A"), "a"), (("Page", "A"), "a2"), (("Page", "A", "B"), "b"), (("Other",), "o")]

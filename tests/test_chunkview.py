@@ -1,7 +1,7 @@
 """The chunk viewer: every chunk shaded in turn, overlaps and over-window chunks visible, inline styles."""
-from course_lib import chunkview, display
+from course_lib.core.tokens import WordCounter
+from course_lib.extras import chunkview
 from course_lib.records import Chunk
-from course_lib.tokens import WordCounter
 
 COUNTER = WordCounter(limit=256, special=0)
 
@@ -27,7 +27,6 @@ def test_html_has_inline_styles_only_and_alternating_shades():
     assert "over 1" in page and "#1 · 3 tok" in page
 
 
-def test_side_by_side_is_a_table_with_one_column_per_chunker_and_reexported_from_display():
-    html = display.side_by_side({"course": ["a b"], "peer": ["a", "b"]}, counter=COUNTER).data
+def test_side_by_side_is_a_table_with_one_column_per_chunker():
+    html = chunkview.side_by_side({"course": ["a b"], "peer": ["a", "b"]}, counter=COUNTER).data
     assert html.count("<th") == 2 and "2 chunks, 0 over 256" in html
-    assert display.show_chunks is chunkview.show_chunks

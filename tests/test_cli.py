@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from course_lib.cli import main
+from course_lib.infra.cli import main
 
 FIXTURES = Path(__file__).parent / "fixtures" / "eval"
 
@@ -57,7 +57,7 @@ def test_ask_says_so_when_nothing_matches(tmp_path, capsys, private_cache):
 
 
 def test_ctrl_c_is_one_line_and_exit_130_and_debug_keeps_the_traceback(monkeypatch, capsys):
-    from course_lib import cli
+    from course_lib.infra import cli
 
     def interrupted(args):
         raise KeyboardInterrupt  # what Python raises on SIGINT, wherever the command is

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from course_lib import corpus
+from course_lib.core import load as corpus
 
 
 def test_shipped_corpus_matches_manifest_and_loads_every_page():

@@ -4,12 +4,12 @@ from collections import Counter
 
 import pytest
 
-from course_lib.corpus import ensure_corpus, load_pages
-from course_lib.evaluate import unreachable
-from course_lib.golden import KINDS, load_golden, validate_golden
-from course_lib.naive import naive_chunks
-from course_lib.paths import GOLDEN_FILE
-from course_lib.pipelines import clean_fixed_chunks, structured_chunks
+from course_lib.core.load import ensure_corpus, load_pages
+from course_lib.core.naive import naive_chunks
+from course_lib.core.pipeline import clean_fixed_chunks, structured_chunks
+from course_lib.evaluation.golden import KINDS, load_golden, validate_golden
+from course_lib.evaluation.judging import unreachable
+from course_lib.infra.paths import GOLDEN_FILE
 
 # Every chunking a lesson pipeline searches (bm25, hybrid and reranked reuse "limited"'s).
 CHUNKINGS = {

@@ -12,9 +12,11 @@ from collections import Counter
 
 import pytest
 
-from course_lib import corpus, naive, pipelines
-from course_lib.golden import KINDS, load_golden, normalize, validate_golden
-from course_lib.paths import DATA_DIR
+from course_lib.core import load as corpus
+from course_lib.core import naive
+from course_lib.core import pipeline as pipelines
+from course_lib.evaluation.golden import KINDS, load_golden, normalize, validate_golden
+from course_lib.infra.paths import DATA_DIR
 
 PANDAS = DATA_DIR / "pandas"
 GOLDEN = DATA_DIR / "golden" / "pandas.jsonl"

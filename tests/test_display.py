@@ -12,7 +12,8 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 from IPython.display import HTML  # noqa: E402
 
-from course_lib.display import (  # noqa: E402
+from course_lib.evaluation.compare import Comparison, paired_comparison
+from course_lib.evaluation.display import (
     compare_table,
     metrics_table,
     per_question_table,
@@ -22,9 +23,9 @@ from course_lib.display import (  # noqa: E402
     verdict,
     verdict_table,
 )
-from course_lib.evaluate import Comparison, evaluate_rankings, paired_comparison, sensitivity  # noqa: E402
-from course_lib.golden import Question  # noqa: E402
-from course_lib.records import Chunk, Hit  # noqa: E402
+from course_lib.evaluation.golden import Question
+from course_lib.evaluation.metrics import evaluate_rankings, sensitivity
+from course_lib.records import Chunk, Hit
 
 DOC = "library/<tags>.html"
 CHUNKS = [
@@ -202,7 +203,7 @@ def test_sensitivity_table(run):
 def test_frame_table_renders_a_dataframe_with_inline_styles_only():
     import pandas as pd
 
-    from course_lib.display import frame_table
+    from course_lib.evaluation.display import frame_table
 
     frame = pd.DataFrame({"p50 ms": [1.23456, 20.0], "engine": ["numpy", "<hnsw>"]},
                          index=pd.Index([1, 10], name="copies"))

@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from course_lib.diversity import cap_per_page, mmr, top_page_share
+from course_lib.extras.diversity import cap_per_page, mmr, top_page_share
 from course_lib.records import Chunk, Hit
 
 CHUNKS = [Chunk(f"{d}#{i}", d, "x") for i, d in enumerate(["a", "a", "a", "b", "c", "a"])]

@@ -7,29 +7,24 @@ import math
 import numpy as np
 import pytest
 
-from course_lib.evaluate import (
+from course_lib.core.retrieve import rank_hits
+from course_lib.core.tokens import WordCounter
+from course_lib.evaluation.budget import budget_context, budget_values, recall_within_budget
+from course_lib.evaluation.compare import holm_adjust, paired_comparison
+from course_lib.evaluation.golden import Question, normalize
+from course_lib.evaluation.judging import is_relevant, is_relevant_by_section, unreachable
+from course_lib.evaluation.metrics import (
     RunResult,
     bootstrap_ci,
-    budget_context,
-    budget_values,
     by_kind,
     evaluate_rankings,
     evaluate_retriever,
-    holm_adjust,
-    is_relevant,
-    is_relevant_by_section,
-    paired_comparison,
-    rank_hits,
-    recall_within_budget,
     rejudge,
     score_gap,
     sensitivity,
     summary,
-    unreachable,
 )
-from course_lib.golden import Question, normalize
 from course_lib.records import Chunk, Hit
-from course_lib.tokens import WordCounter
 
 DT = "library/datetime.html"
 

@@ -7,9 +7,8 @@ from pathlib import Path
 import pytest
 from bs4 import BeautifulSoup
 
-from course_lib import golden
-from course_lib.golden import (
-    GoldenError,
+from course_lib.evaluation import golden
+from course_lib.evaluation.golden import (
     Question,
     load_golden,
     normalize,
@@ -17,6 +16,7 @@ from course_lib.golden import (
     validate_golden,
     validate_main,
 )
+from course_lib.infra.errors import GoldenError
 
 FIXTURES = Path(__file__).parent / "fixtures" / "eval"
 CORPUS = FIXTURES / "corpus"
@@ -243,7 +243,8 @@ def test_validate_main_missing_file(tmp_path, capsys):
 
 
 def test_a_drafted_line_with_an_empty_question_is_invalid(tmp_path):
-    from course_lib.golden import GoldenError, load_golden
+    from course_lib.evaluation.golden import load_golden
+    from course_lib.infra.errors import GoldenError
 
     line = ('{"id": "d1", "question": "  ", "doc": "a.html", "section": "s", '
             '"evidence": "one two three four", "kind": "paraphrase"}\n')

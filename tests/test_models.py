@@ -7,7 +7,8 @@ import diskcache
 import numpy as np
 import pytest
 
-from course_lib import models, vectorstore
+from course_lib.infra import models
+from course_lib.infra import vector_cache as vectorstore
 
 
 @pytest.mark.model

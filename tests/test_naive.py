@@ -1,7 +1,7 @@
 """The naive baseline: regex stripping and fixed-size chunks, failures included."""
 import pytest
 
-from course_lib.naive import fixed_size_chunks, naive_chunks, strip_tags
+from course_lib.core.naive import fixed_size_chunks, naive_chunks, strip_tags
 from course_lib.records import Page
 
 

@@ -1,4 +1,4 @@
-"""Unit tests of course_lib.parse and course_lib.tables on small hand-written HTML fixtures.
+"""Unit tests of course_lib.core.parse and course_lib.core.html_parts on small hand-written HTML fixtures.
 
 One test per rule of lesson 03 (parse, don't strip); each asserts the exact blocks it expects.
 """
@@ -9,25 +9,21 @@ from pathlib import Path
 import pytest
 from bs4 import BeautifulSoup
 
-from course_lib.parse import (
+from course_lib.core.boilerplate import (
     DECORATION,
     NEVER_CONTENT,
     STRUCTURAL_BOILERPLATE,
-    ParseError,
     _remove,
     block_frequencies,
     block_key,
-    decode_html,
     drop_frequent_blocks,
-    is_stub,
-    parse_blocks,
-    parse_corpus,
-    parse_file,
     required_token,
-    sniff_encoding,
 )
+from course_lib.core.html_parts import is_layout_table, table_grid, table_to_text, text_of
+from course_lib.core.load import decode_html, sniff_encoding
+from course_lib.core.parse import is_stub, parse_blocks, parse_corpus, parse_file
+from course_lib.infra.errors import ParseError
 from course_lib.records import Block, Page
-from course_lib.tables import is_layout_table, table_grid, table_to_text, text_of
 
 FIXTURES = Path(__file__).parent / "fixtures" / "parse"
 PARSERS = ["lxml", "html.parser", "html5lib"]
@@ -486,7 +482,7 @@ def test_plain_text_with_a_less_than_sign_is_not_html(tmp_path):
 
 
 def test_a_failing_parser_falls_back_to_html_parser(monkeypatch):
-    import course_lib.parse as parse_module
+    import course_lib.core.parse as parse_module
 
     real = parse_module.BeautifulSoup
 
@@ -527,7 +523,7 @@ def test_parse_corpus_counts_every_skip_and_keeps_going():
 
 
 def test_parser_failure_on_one_page_is_a_counted_skip(monkeypatch):
-    import course_lib.parse as parse_module
+    import course_lib.core.parse as parse_module
 
     real = parse_module.parse_blocks
 
@@ -543,7 +539,7 @@ def test_parser_failure_on_one_page_is_a_counted_skip(monkeypatch):
 
 
 def test_parse_file_names_the_file_a_parser_broke_on(monkeypatch):
-    import course_lib.parse as parse_module
+    import course_lib.core.parse as parse_module
 
     def broken(html, **kwargs):
         raise RecursionError("maximum recursion depth exceeded")
@@ -563,7 +559,7 @@ def test_all_parsers_agree_on_the_fixtures(parser):
 
 
 def test_raw_markup_repair_keeps_the_language_of_an_inner_code_element():
-    from course_lib.parse import parse_blocks
+    from course_lib.core.parse import parse_blocks
 
     html = ('<main><h2>E</h2><pre><code class="language-html"><p>Hello</p>\n'
             '<script>alert("hi")</script></code></pre></main>')

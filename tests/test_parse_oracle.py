@@ -18,13 +18,13 @@ from pathlib import Path
 
 import pytest
 
-from course_lib.parse import parse_file
+from course_lib.core.parse import parse_file
 
 
 def _corpus_dir() -> Path | None:
-    """The shipped corpus: via course_lib.corpus (extracts and verifies it), else data/corpus."""
+    """The shipped corpus: via course_lib.core.load (extracts and verifies it), else data/corpus."""
     try:
-        from course_lib import corpus
+        from course_lib.core import load as corpus
         return Path(corpus.ensure_corpus())
     except Exception:  # noqa: BLE001 - no corpus module, or no archive: fall back to the folder
         folder = Path(__file__).resolve().parents[1] / "data" / "corpus"

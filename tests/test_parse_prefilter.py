@@ -15,7 +15,7 @@ from bs4 import BeautifulSoup
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from course_lib.boilerplate import STRUCTURAL_BOILERPLATE, _remove, required_token
+from course_lib.core.boilerplate import STRUCTURAL_BOILERPLATE, _remove, required_token
 
 SETTINGS = settings(max_examples=int(os.environ.get("PARSE_PROPERTY_EXAMPLES", "150")), deadline=None,
                     suppress_health_check=[HealthCheck.too_slow])

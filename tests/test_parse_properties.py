@@ -16,7 +16,7 @@ import re
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from course_lib.parse import parse_blocks
+from course_lib.core.parse import parse_blocks
 from course_lib.records import Block
 
 KINDS = {"heading", "text", "table", "code", "list_item", "definition"}

@@ -1,9 +1,9 @@
 """The peer libraries as pipelines: registry kept apart, same judge, faithful offline stand-in."""
 import pytest
 
-from course_lib import peers
-from course_lib.golden import Question
-from course_lib.pipelines import PIPELINES
+from course_lib.core.pipeline import PIPELINES
+from course_lib.evaluation.golden import Question
+from course_lib.extras import peers
 from course_lib.records import Chunk, Page
 
 PAGE = """<html><body><nav><a href="/">Home</a> <a href="/api">API</a></nav>

@@ -2,8 +2,8 @@
 import numpy as np
 import pytest
 
-from course_lib import pipelines
-from course_lib.pipeline import Pipeline
+from course_lib.core import pipeline as pipelines
+from course_lib.core.pipeline import Pipeline
 from course_lib.records import Block, Chunk, Page
 
 
@@ -68,7 +68,8 @@ CHUNKS = [Chunk(f"c#{i}", f"c{i}.html", f"alpha {'beta ' * i}gamma{i}") for i in
 
 @pytest.mark.model
 def test_retriever_over_switches_parts_off(private_cache):
-    from course_lib.search import BM25Retriever, DenseRetriever
+    from course_lib.core.lexical import BM25Retriever
+    from course_lib.core.retrieve import DenseRetriever
 
     chunks = [Chunk("a#0", "a", "alpha beta"), Chunk("b#0", "b", "gamma delta")]
     lexical = pipelines.retriever_over(chunks, dense=False)
@@ -101,8 +102,9 @@ def test_a_reranking_pipeline_asked_for_more_than_top_n_reranks_k():
 
 
 def test_a_pipeline_matches_the_retrievers_it_is_built_from():
-    from course_lib.rerank import RerankingRetriever
-    from course_lib.search import BM25Retriever, DenseRetriever, HybridRetriever
+    from course_lib.core.lexical import BM25Retriever
+    from course_lib.core.rerank import RerankingRetriever
+    from course_lib.core.retrieve import DenseRetriever, HybridRetriever
 
     vectors = np.random.default_rng(0).normal(size=(8, 4)).astype(np.float32)
     vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
@@ -117,7 +119,8 @@ def test_a_pipeline_matches_the_retrievers_it_is_built_from():
 
 
 def test_hybrid_retrievers_must_index_the_same_chunks():
-    from course_lib.search import BM25Retriever, HybridRetriever
+    from course_lib.core.lexical import BM25Retriever
+    from course_lib.core.retrieve import HybridRetriever
 
     other = [Chunk(f"x#{i}", "x.html", c.text) for i, c in enumerate(CHUNKS)]
     with pytest.raises(ValueError, match="ids differ"):
@@ -127,7 +130,7 @@ def test_hybrid_retrievers_must_index_the_same_chunks():
 
 
 def test_the_reranked_pipeline_passes_its_model_to_the_maxsim_reranker(monkeypatch):
-    from course_lib import rerank
+    from course_lib.core import rerank
 
     made = []
 
@@ -146,7 +149,7 @@ PAGE = "<html><body><h1>{t}</h1><p>" + "Real content here about {t}. " * 20 + "<
 
 
 def test_unknown_options_are_a_type_error_before_any_page_is_parsed(monkeypatch):
-    from course_lib import parse
+    from course_lib.core import parse
 
     monkeypatch.setattr(parse, "parse_blocks", lambda *a, **k: pytest.fail("a page was parsed"))
     pages = [Page("a.html", PAGE.format(t="A"))]
@@ -159,7 +162,7 @@ def test_unknown_options_are_a_type_error_before_any_page_is_parsed(monkeypatch)
 
 
 def test_a_run_where_the_parser_fails_on_many_pages_is_an_error_and_is_not_cached(monkeypatch):
-    from course_lib import parse
+    from course_lib.core import parse
 
     pages = [Page(f"p{i}.html", PAGE.format(t=f"P{i}")) for i in range(10)]
     real = parse.parse_blocks
@@ -181,7 +184,7 @@ def test_a_run_where_the_parser_fails_on_many_pages_is_an_error_and_is_not_cache
 
 
 def test_one_or_two_parser_failures_stay_page_level(monkeypatch):
-    from course_lib import parse
+    from course_lib.core import parse
 
     pages = [Page(f"p{i}.html", PAGE.format(t=f"P{i}")) for i in range(3)]
     real = parse.parse_blocks
@@ -194,7 +197,9 @@ def test_one_or_two_parser_failures_stay_page_level(monkeypatch):
 def test_defaults_come_from_settings():
     import inspect
 
-    from course_lib import boilerplate, parse, search, serve, settings
+    from course_lib import settings
+    from course_lib.core import boilerplate, parse, serve
+    from course_lib.core import retrieve as search
 
     assert inspect.signature(boilerplate.drop_frequent_blocks).parameters["max_share"].default == settings.MAX_SHARE
     assert inspect.signature(parse.parse_corpus).parameters["min_chars"].default == settings.MIN_CHARS
@@ -202,18 +207,18 @@ def test_defaults_come_from_settings():
     assert inspect.signature(Pipeline).parameters["rrf_k"].default == settings.RRF_K
     assert inspect.signature(search.HybridRetriever).parameters["candidates"].default == settings.CANDIDATES
     assert inspect.signature(serve.SearchService).parameters["top_n"].default == settings.TOP_N
-    assert pipelines.MAX_SHARE == settings.MAX_SHARE and settings.FINAL_PIPELINE in pipelines.PIPELINES
+    assert settings.FINAL_PIPELINE in pipelines.PIPELINES
 
 
 @pytest.mark.model
 def test_served_and_evaluated_pipelines_rank_the_golden_questions_identically():
     """The unit-level form of lesson 08's check: SearchService over a Pipeline ranks exactly as
     evaluate_retriever scores it, for every dev question (on the pages of three of them, for speed)."""
-    from course_lib.corpus import load_pages
-    from course_lib.evaluate import evaluate_rankings, evaluate_retriever
-    from course_lib.golden import load_golden
-    from course_lib.paths import GOLDEN_FILE
-    from course_lib.serve import SearchService
+    from course_lib.core.load import load_pages
+    from course_lib.core.serve import SearchService
+    from course_lib.evaluation.golden import load_golden
+    from course_lib.evaluation.metrics import evaluate_rankings, evaluate_retriever
+    from course_lib.infra.paths import GOLDEN_FILE
 
     dev = load_golden(GOLDEN_FILE, split="dev")
     docs = list(dict.fromkeys(q.doc for q in dev if q.doc))[:3]

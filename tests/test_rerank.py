@@ -1,4 +1,4 @@
-"""Unit tests of course_lib.rerank: MaxSim, a real (tiny) cross-encoder, the offline fallback."""
+"""Unit tests of course_lib.core.rerank: MaxSim, a real (tiny) cross-encoder, the offline fallback."""
 from __future__ import annotations
 
 import socket
@@ -6,11 +6,8 @@ import socket
 import numpy as np
 import pytest
 
-from course_lib import models
-from course_lib import rerank as rr
-from course_lib.models import DEFAULT_EMBEDDER, ModelLoadError
-from course_lib.records import Chunk, Hit
-from course_lib.rerank import (
+from course_lib.core import rerank as rr
+from course_lib.core.rerank import (
     DEFAULT_CROSS_ENCODER,
     CrossEncoderReranker,
     MaxSimReranker,
@@ -19,6 +16,10 @@ from course_lib.rerank import (
     maxsim,
     rerank,
 )
+from course_lib.infra import models
+from course_lib.infra.errors import ModelLoadError
+from course_lib.infra.models import DEFAULT_EMBEDDER
+from course_lib.records import Chunk, Hit
 
 WORDS = ("how do i join two paths path file system year format code day month the a of to with "
          "and os datetime").split()

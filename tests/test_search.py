@@ -1,4 +1,4 @@
-"""Unit tests of course_lib.search: tokenizers, BM25 and its idf, dense search, fusion, filters."""
+"""Unit tests of course_lib.core.retrieve: tokenizers, BM25 and its idf, dense search, fusion, filters."""
 from __future__ import annotations
 
 import threading
@@ -8,22 +8,19 @@ import numpy as np
 import pytest
 from rank_bm25 import BM25Okapi
 
-from course_lib import models
-from course_lib.records import Chunk, Hit
-from course_lib.search import (
-    BM25Retriever,
+from course_lib.core.lexical import BM25Retriever, code_aware_tokens, idf_table, simple_tokens
+from course_lib.core.retrieve import (
     DenseRetriever,
     HybridRetriever,
-    code_aware_tokens,
     filter_hits,
-    idf_table,
     make_filter,
     rank_hits,
     rrf,
-    simple_tokens,
     top_k,
     weighted_fusion,
 )
+from course_lib.infra import models
+from course_lib.records import Chunk, Hit
 
 
 def make_chunks(texts, *, docs=None, kinds=None):
@@ -338,7 +335,7 @@ def test_where_filters_before_the_top_k_cut():
 
 
 def test_case_sensitive_spans_are_format_codes_and_single_dash_options():
-    from course_lib.search import case_sensitive_spans
+    from course_lib.core.lexical import case_sensitive_spans
 
     text = "Use %Y with -X dev, not --user or built-in"
     assert [text[a:b] for a, b in case_sensitive_spans(text)] == ["%Y", "-X"]

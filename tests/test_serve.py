@@ -2,7 +2,8 @@
 import numpy as np
 import pytest
 
-from course_lib import models, serve
+from course_lib.core import serve
+from course_lib.infra import models
 from course_lib.records import Chunk, Hit
 
 

@@ -2,11 +2,11 @@
 import numpy as np
 import pytest
 
-from course_lib import shipped
+from course_lib.infra import shipped
 
 
 def _write(tmp_path, model_key="model-A", texts=("alpha", "beta")):
-    from course_lib.models import text_key
+    from course_lib.infra.models import text_key
 
     keys = [text_key(t) for t in texts]
     vectors = np.arange(len(texts) * 4, dtype=np.float32).reshape(len(texts), 4) / 10
@@ -41,7 +41,7 @@ def test_the_same_vectors_always_give_the_same_file(tmp_path):
 
 @pytest.mark.model
 def test_embed_reads_a_shipped_vector_before_computing(tmp_path, monkeypatch, private_cache):
-    from course_lib import models
+    from course_lib.infra import models
 
     model_key = models.model_id() + "|normalize=True"
     path, keys, _ = _write(tmp_path, model_key=model_key, texts=("a shipped text",))
@@ -59,7 +59,7 @@ def test_embed_reads_a_shipped_vector_before_computing(tmp_path, monkeypatch, pr
 
 @pytest.mark.model
 def test_the_shipped_file_matches_its_checksum_and_the_bundled_model():
-    from course_lib import models
+    from course_lib.infra import models
 
     assert shipped.SHIPPED_FILE.is_file()
     recorded = shipped.checksum_file().read_text(encoding="utf-8").split()[0]

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 import scipy.stats
 
-from course_lib.stats import bca_bootstrap, holm, wilson_interval
+from course_lib.evaluation.stats import bca_bootstrap, holm, wilson_interval
 
 
 @pytest.mark.parametrize("k, n", [(0, 10), (10, 10), (16, 16), (3, 7), (58, 71), (1, 1), (0, 1)])

@@ -1,4 +1,4 @@
-"""course_lib.store against a real PostgreSQL + pgvector (the embedded pgserver, or DATABASE_URL).
+"""course_lib.extras.postgres against a real PostgreSQL + pgvector (the embedded pgserver, or DATABASE_URL).
 
 A hashing embedder stands in for the model so the tests need no weights and run in seconds; the
 lesson runs the same code with the real MiniLM.
@@ -21,9 +21,11 @@ import pytest
 pytest.importorskip("psycopg")
 pytest.importorskip("pgserver")
 
-from course_lib import store as st
+from course_lib.core.lexical import code_aware_tokens
+from course_lib.core.retrieve import rrf
+from course_lib.extras import postgres as st
+from course_lib.extras import postgres_server as server
 from course_lib.records import Chunk
-from course_lib.search import code_aware_tokens, rrf
 
 
 class HashEmbedder:
@@ -60,7 +62,7 @@ def url():
     # to traverse the folder, and pytest keeps its temp root private (0700).
     folder = Path(tempfile.mkdtemp(prefix="course_lib-pg-test-"))
     try:
-        with st.embedded_server(folder / "data", use_env=False) as address:
+        with server.embedded_server(folder / "data", use_env=False) as address:
             yield address
     finally:
         shutil.rmtree(folder, ignore_errors=True)
@@ -68,7 +70,7 @@ def url():
 
 @pytest.fixture
 def store(url):
-    conn = st.connect(url)
+    conn = server.connect(url)
     s = st.Store(conn, embedder=HashEmbedder(), rebuild=True)
     s.index(CORPUS)
     yield s
@@ -96,8 +98,8 @@ CHILD = textwrap.dedent("""
     import sys, time
     sys.path.insert(0, {tests!r})
     from test_store import HashEmbedder, page
-    from course_lib import store as st
-    s = st.Store(st.connect({url!r}), embedder=HashEmbedder())
+    from course_lib.extras import postgres as st, postgres_server as server
+    s = st.Store(server.connect({url!r}), embedder=HashEmbedder())
     new = [page(f"p{{i}}.html", f"new text {{i}}", f"more new text {{i}}") for i in range(4)]
     seen = []
     def inside(doc):
@@ -110,7 +112,7 @@ CHILD = textwrap.dedent("""
 
 
 def test_sigkill_inside_a_page_transaction_leaves_every_page_old_or_new(url):
-    conn = st.connect(url)
+    conn = server.connect(url)
     s = st.Store(conn, embedder=HashEmbedder(), rebuild=True)
     old = [page(f"p{i}.html", f"old text {i}") for i in range(4)]
     s.index([c for p in old for c in p])
@@ -184,18 +186,18 @@ def test_filters_are_where_clauses(store):
 
 
 def test_stale_model_and_dimension_mismatch_say_what_to_do(store, url):
-    conn = st.connect(url)
-    with pytest.raises(st.StaleIndexError, match="rebuild=True"):
+    conn = server.connect(url)
+    with pytest.raises(server.StaleIndexError, match="rebuild=True"):
         st.Store(conn, embedder=HashEmbedder(key="another-model"))
-    with pytest.raises(st.StaleIndexError, match=r"vector\(16\).*vector\(8\).*rebuild=True"):
+    with pytest.raises(server.StaleIndexError, match=r"vector\(16\).*vector\(8\).*rebuild=True"):
         st.Store(conn, embedder=HashEmbedder(dim=8))
     assert st.Store(conn, embedder=HashEmbedder(dim=8), rebuild=True).chunks == []
     conn.close()
 
 
 def test_no_server_is_one_line_with_advice():
-    with pytest.raises(st.StoreError) as err:
-        st.connect("postgresql://postgres@127.0.0.1:9/postgres")
+    with pytest.raises(server.StoreError) as err:
+        server.connect("postgresql://postgres@127.0.0.1:9/postgres")
     assert "\n" not in str(err.value) and "DATABASE_URL" in str(err.value)
 
 
@@ -206,29 +208,29 @@ def test_missing_extension_is_one_line_with_advice():
         def execute(self, sql, *args):
             raise psycopg.errors.FeatureNotSupported('extension "vector" is not available')
 
-    with pytest.raises(st.StoreError, match="pgvector") as err:
+    with pytest.raises(server.StoreError, match="pgvector") as err:
         st.Store(NoVector(), embedder=HashEmbedder())
     assert "\n" not in str(err.value)
 
 
 def test_embedded_server_data_dir_is_per_user_and_writable(monkeypatch, tmp_path):
     monkeypatch.delenv("COURSE_PG_DIR", raising=False)
-    assert st.default_data_dir().name == f"course_lib-pg-{getpass.getuser()}"
+    assert server.default_data_dir().name == f"course_lib-pg-{getpass.getuser()}"
     monkeypatch.setenv("COURSE_PG_DIR", str(tmp_path))
-    assert st.default_data_dir() == tmp_path
+    assert server.default_data_dir() == tmp_path
     monkeypatch.setenv("DATABASE_URL", "postgresql://elsewhere/db")
-    with st.embedded_server() as address:
+    with server.embedded_server() as address:
         assert address == "postgresql://elsewhere/db"
 
 
 def test_growth_copies_and_binary_load_match_numpy(url):
-    from course_lib.store_growth import measure_growth, perturbed_copies
+    from course_lib.extras.postgres_growth import measure_growth, perturbed_copies
 
     base = HashEmbedder(dim=16).embed([c.text for c in CORPUS])
     grown = perturbed_copies(base, 3, noise=0.1)
     assert grown.shape == (3 * len(base), 16) and np.allclose(grown[: len(base)], base, atol=1e-6)
     assert np.allclose(np.linalg.norm(grown, axis=1), 1, atol=1e-5)
-    conn = st.connect(url)
+    conn = server.connect(url)
     point = measure_growth(conn, grown, base[:2], k=5)
     stored = conn.execute("SELECT embedding::text FROM growth_vectors WHERE id = 7").fetchone()[0]
     assert np.allclose(np.array(stored.strip("[]").split(","), float), grown[7], atol=1e-6)

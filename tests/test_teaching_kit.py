@@ -84,7 +84,7 @@ def test_teaching_runtime_table_comes_from_records_only():
 
 
 def test_record_returns_this_runs_figures_and_keeps_the_rest_on_disk(tmp_path, monkeypatch):
-    from course_lib import report
+    from course_lib.infra import lesson_records as report
 
     monkeypatch.setenv("COURSE_CACHE_DIR", str(tmp_path))
     report.record("00_x", runtime_s=12.5, load_at_start=0.3)

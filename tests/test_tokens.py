@@ -5,7 +5,7 @@ import logging
 
 import pytest
 
-from course_lib.tokens import TokenCounter, WordCounter, chars_per_token, get_counter, truncation_demo
+from course_lib.core.tokens import TokenCounter, WordCounter, chars_per_token, get_counter, truncation_demo
 
 PROSE = (
     "A Python decorator wraps a function to add behaviour before or after it runs. "

@@ -1,0 +1,307 @@
+"""One pipeline object, from index to ranked answer, and every lesson's pipeline by name.
+
+A `Pipeline` owns its stages:
+
+    chunks -> dense index (vectors) and/or lexical index (BM25) -> fusion -> optional re-ranker
+
+`search(query, k=..., where=...)` embeds the query once (shared by every dense stage), runs the
+retrievers (in parallel threads if `parallel=True`), fuses their lists with `retrieve.fuse`, and
+re-ranks the shortlist `rerank.shortlist_size(k, top_n)` decides. The seconds of each stage of the
+last search are in `last_timings`, keyed by `STAGES` names. `serve.SearchService` adds caches
+around a Pipeline and nothing else, so the served ranking is the evaluated one.
+
+Each lesson adds one technique and registers the result by name, so `build_pipeline("naive",
+pages)` (or `python -m course_lib evaluate --pipeline NAME`) runs any of them on any corpus:
+
+    naive        lesson 01  regex-stripped text, fixed 1,000-character chunks, dense search
+    clean        lesson 03  parsed, boilerplate-free text, the same fixed-size chunks
+    structured   lesson 04  chunks packed from whole blocks within one heading path
+    context      lesson 04  + the page title and heading path embedded with each chunk
+    limited      lesson 05  + over-long blocks split so no chunk exceeds the model's limit
+    bm25         lesson 06  the lesson 05 chunks, searched with code-aware BM25 alone
+    hybrid       lesson 06  dense + BM25 fused by reciprocal rank fusion (k = settings.RRF_K)
+    reranked     lesson 07  hybrid, then the fused shortlist re-ranked: settings.FINAL_PIPELINE
+"""
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from functools import lru_cache
+from typing import Literal
+
+import numpy as np
+
+from course_lib import settings
+from course_lib.core.boilerplate import FrequentBlock, drop_frequent_blocks
+from course_lib.core.chunking import blocks_to_text, chunk_blocks, dedupe
+from course_lib.core.lexical import BM25Retriever
+from course_lib.core.naive import fixed_size_chunks, naive_chunks
+from course_lib.core.parse import check_parse_options, parse_corpus
+from course_lib.core.rerank import MaxSimReranker, Reranker, load_reranker, rerank
+from course_lib.core.retrieve import DenseRetriever, HybridRetriever, Retriever, Where, check_k
+from course_lib.records import Block, Chunk, Hit, Page
+
+STAGES = ("embed query", "bm25", "dense", "fuse", "rerank")
+
+
+class Pipeline:
+    """Retrievers over one chunk list, their fusion, and an optional re-ranker, as one object.
+
+    Build it from retriever objects (`Pipeline([DenseRetriever(chunks), BM25Retriever(chunks)])`)
+    or with `Pipeline.over(chunks, ...)`. Knobs default to `course_lib.settings`; a lesson that
+    measures another value passes one keyword.
+    """
+
+    def __init__(self, retrievers: Sequence[Retriever], *, reranker: Reranker | None = None,
+                 fusion: Literal["rrf", "weighted"] = "rrf", rrf_k: int = settings.RRF_K,
+                 weights: Sequence[float] | None = None, candidates: int = settings.CANDIDATES,
+                 top_n: int = settings.TOP_N, batch_size: int = settings.BATCH_SIZE,
+                 parallel: bool = True, name: str | None = None):
+        if not retrievers:
+            raise ValueError("a pipeline needs at least one retriever")
+        check_k(top_n)
+        self.retrievers = list(retrievers)
+        # One retriever is searched directly; several go through the one fusion implementation.
+        self.retrieval: Retriever = (self.retrievers[0] if len(self.retrievers) == 1 else
+                                     HybridRetriever(self.retrievers, fusion=fusion, rrf_k=rrf_k,
+                                                     weights=weights, candidates=candidates,
+                                                     parallel=parallel))
+        self.chunks: list[Chunk] = self.retrievers[0].chunks
+        self.reranker, self.top_n, self.batch_size = reranker, top_n, batch_size
+        self.fusion, self.rrf_k, self.weights, self.candidates = fusion, rrf_k, weights, candidates
+        self.parallel = parallel
+        parts = "+".join(getattr(r, "name", type(r).__name__) for r in self.retrievers)
+        self.name = name or (parts if reranker is None else f"{parts} + {reranker.name}")
+        self.last_timings: dict[str, float] = {}
+
+    @classmethod
+    def over(cls, chunks: Sequence[Chunk], *, model: str | None = None, vectors: np.ndarray | None = None,
+             dense: bool = True, bm25: bool = True, **options) -> Pipeline:
+        """Dense and/or BM25 retrieval over `chunks` (fused when both); `options` as in `Pipeline`."""
+        chunks = list(chunks)
+        parts: list[Retriever] = []
+        if dense:
+            parts.append(DenseRetriever(chunks, model=model, vectors=vectors))
+        if bm25:
+            parts.append(BM25Retriever(chunks))
+        if not parts:
+            raise ValueError("a retriever needs dense or bm25 (or both)")
+        return cls(parts, **options)
+
+    # -- the stages ---------------------------------------------------------------------------
+    @property
+    def dense(self) -> DenseRetriever | None:
+        """The first dense stage, or None for a lexical-only pipeline."""
+        return next((r for r in self.retrievers if isinstance(r, DenseRetriever)), None)
+
+    @property
+    def vectors(self) -> np.ndarray | None:
+        """The dense index: one unit vector per chunk (None without a dense stage)."""
+        return self.dense.vectors if self.dense is not None else None
+
+    @property
+    def base(self) -> Pipeline:
+        """The same pipeline without its re-ranker (sharing the indexes): what is re-ranked."""
+        if self.reranker is None:
+            return self
+        return Pipeline(self.retrievers, fusion=self.fusion, rrf_k=self.rrf_k, weights=self.weights,
+                        candidates=self.candidates, parallel=self.parallel)
+
+    def embed_query(self, query: str) -> np.ndarray | None:
+        """The query's vector under the dense stage's model (None without a dense stage)."""
+        return self.dense.embed_query(query) if self.dense is not None else None
+
+    # -- search -------------------------------------------------------------------------------
+    def search(self, query: str, *, k: int = settings.DEPTH, where: Where | None = None,
+               vector: np.ndarray | None = None) -> list[Hit]:
+        """The k best chunks for the query; `where` filters before any cut.
+
+        `vector` is the query's embedding if the caller has it (a service's cache). A
+        re-ranking pipeline re-ranks the first max(k, top_n) fused hits, so it never returns
+        fewer than k when k chunks match.
+        """
+        check_k(k)
+        timings: dict[str, float] = {}
+        start = time.perf_counter()
+        dense = self.dense
+        if dense is not None and vector is None:
+            vector = dense.embed_query(query)
+        timings["embed query"] = time.perf_counter() - start
+        depth = max(k, self.top_n) if self.reranker is not None else k
+        hits = self._retrieve(query, depth, where, vector, timings)
+        if self.reranker is not None:
+            stage = time.perf_counter()
+            hits = rerank(self.reranker, query, hits, self.chunks, top_n=depth, batch_size=self.batch_size)
+            timings["rerank"] = time.perf_counter() - stage
+        timings["total"] = time.perf_counter() - start
+        self.last_timings = timings
+        return hits[:k]
+
+    def _retrieve(self, query: str, depth: int, where: Where | None, vector: np.ndarray | None,
+                  timings: dict[str, float]) -> list[Hit]:
+        """First-stage retrieval (fused if several retrievers), recording each stage's seconds."""
+        if isinstance(self.retrieval, HybridRetriever):
+            model = self.dense.model if self.dense is not None else None
+            hits = self.retrieval.search(query, k=depth, where=where,
+                                         vectors={model: vector} if vector is not None else None)
+            timings.update((name, s) for name, s in self.retrieval.last_timings.items() if name != "total")
+            return hits
+        stage = time.perf_counter()
+        if isinstance(self.retrieval, DenseRetriever) and vector is not None:
+            hits = self.retrieval.search(query, k=depth, where=where, vector=vector)
+        else:
+            hits = self.retrieval.search(query, k=depth, where=where)
+        timings[getattr(self.retrieval, "name", "retrieve")] = time.perf_counter() - stage
+        return hits
+
+    def __repr__(self) -> str:
+        return f"Pipeline({self.name!r}, {len(self.chunks)} chunks)"
+
+
+Builder = Callable[..., Pipeline]
+PIPELINES: dict[str, tuple[Builder, str]] = {}
+
+
+def register(name: str, description: str) -> Callable[[Builder], Builder]:
+    """Decorator adding a pipeline builder `(pages, *, model) -> Pipeline` under `name`."""
+
+    def add(builder: Builder) -> Builder:
+        PIPELINES[name] = (builder, description)
+        return builder
+
+    return add
+
+
+def build_pipeline(name: str, pages: Sequence[Page], *, model: str | None = None) -> Pipeline:
+    """Build a registered pipeline over pages; an unknown name lists the known ones."""
+    if name.startswith("peer:"):  # lesson 10's peer libraries: their own registry, course_lib/peers.py
+        from course_lib.extras.peers import build_peer
+
+        return build_peer(name, pages, model=model)
+    if name not in PIPELINES:
+        raise KeyError(f"unknown pipeline {name!r}; known: {', '.join(PIPELINES)}")
+    builder, _ = PIPELINES[name]
+    pipeline = builder(pages, model=model)
+    pipeline.name = name
+    return pipeline
+
+
+def clean_corpus(pages: Sequence[Page], *, max_share: float = settings.MAX_SHARE, **parse_options,
+                 ) -> tuple[dict[str, list[Block]], list[tuple[str, str]], list[FrequentBlock]]:
+    """Parse every page into blocks and drop boilerplate by structure and by frequency.
+
+    `parse_options` go to `parse.parse_blocks` (e.g. `drop_boilerplate=False`, or
+    `main_selector=None` to read the whole body) or to `parse.parse_corpus` (`min_chars`,
+    `max_failure_share`); a misspelt one is a TypeError here, before any page is parsed.
+    Returns the blocks per page, the skipped pages with their reasons (stubs, unreadable
+    files), and the blocks removed for appearing on more than `max_share` of the pages
+    (`max_share=1` turns that step off). Cached per process: lessons call it with the same
+    pages many times, and a sweep over `max_share` parses the pages once; a build that raises is
+    not cached.
+    """
+    check_parse_options(parse_options)
+    return _clean_corpus(tuple(pages), max_share, tuple(sorted(parse_options.items())))
+
+
+@lru_cache(maxsize=8)
+def _parsed_corpus(pages: tuple[Page, ...], parse_options: tuple):
+    # The parse does not depend on max_share (the frequency step only reads its blocks), so it
+    # is cached on its own: choosing a threshold on dev costs one parse, not one per threshold.
+    return parse_corpus(pages, **dict(parse_options))
+
+
+@lru_cache(maxsize=16)
+def _clean_corpus(pages: tuple[Page, ...], max_share: float, parse_options: tuple):
+    parsed, skipped = _parsed_corpus(pages, parse_options)
+    kept, removed = drop_frequent_blocks(parsed, max_share=max_share) if max_share < 1 else (parsed, [])
+    return kept, skipped, removed
+
+
+def clean_fixed_chunks(pages: Sequence[Page], *, size: int = settings.NAIVE_SIZE,
+                       overlap: int = settings.NAIVE_OVERLAP, max_share: float = settings.MAX_SHARE) -> list[Chunk]:
+    """Lesson 03's chunks: the cleaned text of each page, cut like lesson 01's."""
+    blocks, _, _ = clean_corpus(pages, max_share=max_share)
+    return [chunk for doc, page_blocks in blocks.items()
+            for chunk in fixed_size_chunks(blocks_to_text(page_blocks), doc=doc, size=size, overlap=overlap)]
+
+
+def page_title(blocks: Sequence[Block], doc: str) -> str:
+    """The page title the parser put first in every heading path, or the page path if it found none."""
+    return next((b.heading_path[0] for b in blocks if b.heading_path), doc)
+
+
+def structured_chunks(pages: Sequence[Page], *, context: bool = True, split_long: bool = True,
+                      budget: int | None = None, overlap_blocks: int = settings.OVERLAP_BLOCKS,
+                      max_share: float = settings.MAX_SHARE, model: str | None = None, **parse_options) -> list[Chunk]:
+    """Lessons 04-05's chunks: whole blocks packed within one heading path, exact duplicates dropped.
+
+    `budget` defaults to the model's real input limit, counted with its own tokenizer on the
+    embedded text (context line included); `split_long` splits blocks that exceed it alone.
+    `parse_options` go to the parser (lesson 09's ablations switch cleaning steps off).
+    """
+    blocks, _, _ = clean_corpus(pages, max_share=max_share, **parse_options)
+    chunks = [chunk for doc, page_blocks in blocks.items()
+              for chunk in chunk_blocks(page_blocks, doc=doc, title=page_title(page_blocks, doc),
+                                        budget=budget, overlap_blocks=overlap_blocks, context=context,
+                                        split_long=split_long, model=model)]
+    return dedupe(chunks)[0]
+
+
+def retriever_over(chunks: Sequence[Chunk], *, model: str | None = None, bm25: bool = True,
+                   dense: bool = True, reranker: Reranker | None = None, top_n: int = settings.TOP_N,
+                   **options) -> Pipeline:
+    """The retrieval half of a pipeline over given chunks: dense and/or BM25 (fused by RRF when
+    both), optionally re-ranked. Lesson 09's ablations switch one part off at a time; `options`
+    (`rrf_k`, `candidates`, `parallel`...) go to `Pipeline`."""
+    return Pipeline.over(chunks, model=model, dense=dense, bm25=bm25, reranker=reranker, top_n=top_n,
+                         **options)
+
+
+def reranker_for(model: str | None) -> Reranker:
+    """The lesson 07 re-ranker; the MaxSim fallback uses the pipeline's own embedder `model`."""
+    reranker = load_reranker()
+    if model is not None and isinstance(reranker, MaxSimReranker):
+        return MaxSimReranker(model)
+    return reranker
+
+
+@register("naive", "lesson 01: regex-stripped text, fixed 1,000-character chunks, dense search")
+def naive_pipeline(pages: Sequence[Page], *, model: str | None = None) -> Pipeline:
+    return retriever_over(naive_chunks(pages), model=model, bm25=False)
+
+
+@register("clean", "lesson 03: parsed text without boilerplate, the same fixed-size chunks")
+def clean_pipeline(pages: Sequence[Page], *, model: str | None = None) -> Pipeline:
+    return retriever_over(clean_fixed_chunks(pages), model=model, bm25=False)
+
+
+@register("structured", "lesson 04: whole blocks packed within one heading path, no context line")
+def structured_pipeline(pages: Sequence[Page], *, model: str | None = None) -> Pipeline:
+    return retriever_over(structured_chunks(pages, context=False, split_long=False, model=model),
+                          model=model, bm25=False)
+
+
+@register("context", "lesson 04: structured chunks with title > heading path embedded")
+def context_pipeline(pages: Sequence[Page], *, model: str | None = None) -> Pipeline:
+    return retriever_over(structured_chunks(pages, split_long=False, model=model), model=model, bm25=False)
+
+
+@register("limited", "lesson 05: over-long blocks split so no chunk exceeds the model's limit")
+def limited_pipeline(pages: Sequence[Page], *, model: str | None = None) -> Pipeline:
+    return retriever_over(structured_chunks(pages, model=model), model=model, bm25=False)
+
+
+@register("bm25", "lesson 06: code-aware BM25 alone over the lesson 05 chunks")
+def bm25_pipeline(pages: Sequence[Page], *, model: str | None = None) -> Pipeline:
+    return retriever_over(structured_chunks(pages, model=model), dense=False)
+
+
+@register("hybrid", f"lesson 06: dense + BM25 fused by reciprocal rank fusion (k = {settings.RRF_K})")
+def hybrid_pipeline(pages: Sequence[Page], *, model: str | None = None) -> Pipeline:
+    return retriever_over(structured_chunks(pages, model=model), model=model)
+
+
+@register("reranked", f"lesson 07: hybrid, then the top {settings.TOP_N} re-ranked (MaxSim late "
+                      "interaction offline; a cross-encoder if one is in the local hub cache)")
+def reranked_pipeline(pages: Sequence[Page], *, model: str | None = None) -> Pipeline:
+    return retriever_over(structured_chunks(pages, model=model), model=model, reranker=reranker_for(model))

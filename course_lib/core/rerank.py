@@ -1,0 +1,336 @@
+"""Re-ranking the fused shortlist: a cross-encoder, or MaxSim late interaction offline.
+
+A re-ranker re-scores the top of a retriever's ranking with a slower, finer model. A
+cross-encoder (ms-marco-MiniLM-L-6-v2 by default) reads the query and each candidate TOGETHER,
+attention across both; it needs the hub or a local copy, and no pretrained one ships on PyPI.
+`MaxSimReranker` is late interaction (ColBERT's MaxSim) over the bundled MiniLM: the query and
+each chunk are encoded SEPARATELY into token vectors, and each query token takes its best match
+in the chunk; the chunks' token vectors are an index kept on disk. It needs only the bundled
+MiniLM, so every lesson runs offline, and it is a stand-in for a cross-encoder, not one.
+`load_reranker` picks one and its `.name` says which, so a notebook can print which re-ranker
+produced its numbers.
+"""
+from __future__ import annotations
+
+import os
+from collections import OrderedDict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+import numpy as np
+
+from course_lib import settings
+from course_lib.infra import models
+from course_lib.infra.errors import ModelLoadError
+from course_lib.infra.vector_cache import VectorStore
+from course_lib.records import Chunk, Hit
+
+DEFAULT_CROSS_ENCODER = "cross-encoder/ms-marco-MiniLM-L-6-v2"
+MAXSIM = "maxsim"
+
+
+class Reranker(Protocol):
+    """Scores (query, chunk) pairs; higher means more relevant. `name` says which model."""
+
+    name: str
+
+    def score(self, query: str, chunks: Sequence[Chunk], *,
+              batch_size: int = settings.BATCH_SIZE) -> np.ndarray: ...
+
+
+def rerank(reranker: Reranker, query: str, hits: Sequence[Hit], chunks: Sequence[Chunk], *,
+           top_n: int = settings.TOP_N, batch_size: int = settings.BATCH_SIZE) -> list[Hit]:
+    """Re-score the first `top_n` hits (in the order given) and return ONLY them, re-ordered.
+
+    Each returned Hit carries the re-ranker's score. Hits past `top_n` are dropped, not appended
+    in their old order, because their fused scores cannot be compared with re-ranker scores; so
+    evaluate recall@k only for k <= top_n. Equal re-ranker scores keep their fused order (a
+    stable sort), which is itself deterministic.
+    """
+    shortlist = list(hits[:top_n])
+    if not shortlist:
+        return []
+    scores = reranker.score(query, [chunks[h.index] for h in shortlist], batch_size=batch_size)
+    rescored = [Hit(h.index, float(s)) for h, s in zip(shortlist, scores, strict=True)]
+    return sorted(rescored, key=lambda hit: -hit.score)
+
+
+def _hub_offline() -> bool:
+    return os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in ("1", "true", "yes", "on")
+
+
+class CrossEncoderReranker:
+    """A sentence-transformers CrossEncoder from a hub name or a local folder, scored in batches.
+
+    It reads `chunk.text` (heading path included, as indexed). A local folder, or any name while
+    HF_HUB_OFFLINE=1 is set, loads with `local_files_only=True`: nothing touches the network and
+    a missing model fails at once, instead of after about 45 s of retries (huggingface_hub reads
+    HF_HUB_OFFLINE only when it is imported, so setting it later in a notebook is not enough on
+    its own). `cache_dir` points at another hub cache, e.g. a classroom's pre-warmed one.
+    """
+
+    def __init__(self, name: str = DEFAULT_CROSS_ENCODER, *, max_length: int = 512,
+                 device: str = "cpu", cache_dir: str | None = None, local_files_only: bool = False):
+        from sentence_transformers import CrossEncoder
+
+        folder = Path(name).expanduser()
+        local = folder.is_dir()
+        offline = local or local_files_only or _hub_offline()
+        self.name = str(folder) if local else name
+        # Passed only when set: sentence-transformers 3 called it `cache_dir`, 4+ `cache_folder`.
+        where = {"cache_folder": cache_dir} if cache_dir is not None else {}
+        try:
+            self.model = CrossEncoder(self.name, max_length=max_length, device=device,
+                                      local_files_only=offline, **where)
+        except Exception as err:  # noqa: BLE001 - every failure gets the same actionable advice
+            raise ModelLoadError(self._advice(name, local, offline, err)) from err
+
+    @staticmethod
+    def _advice(name: str, local: bool, offline: bool, err: Exception) -> str:
+        what = f"Could not load the cross-encoder {name!r}: {type(err).__name__}: {err}. "
+        if local:
+            return what + ("That folder must hold a saved model: config.json, the weights and the "
+                           "tokenizer files (as CrossEncoder.save_pretrained writes them).")
+        if offline:
+            where = ("Only the local hub cache was searched (offline: HF_HUB_OFFLINE=1 or "
+                     "local_files_only=True); unset it if you are online. ")
+        else:
+            where = "A hub name needs internet access to the Hugging Face hub or its cache. "
+        return what + where + ("Offline, pass the path of a local folder that holds the model, or "
+                               "use MaxSimReranker() (load_reranker('maxsim')), which needs only "
+                               "the bundled MiniLM.")
+
+    def score(self, query: str, chunks: Sequence[Chunk], *,
+              batch_size: int = settings.BATCH_SIZE) -> np.ndarray:
+        """One relevance score per chunk, computed `batch_size` pairs per forward pass."""
+        if not chunks:
+            return np.zeros(0)
+        pairs = [(query, chunk.text) for chunk in chunks]
+        scores = self.model.predict(pairs, batch_size=batch_size, show_progress_bar=False,
+                                    convert_to_numpy=True)
+        return np.asarray(scores, dtype=np.float64).reshape(len(chunks))
+
+
+def maxsim(query_tokens: np.ndarray, doc_tokens: np.ndarray) -> float:
+    """ColBERT's late interaction: each query token's best cosine with any chunk token, summed.
+
+    Rows must already be unit vectors, so a dot product is a cosine. Each query word finds its
+    own best match anywhere in the chunk, which one pooled vector per chunk cannot do. An empty
+    query or chunk scores 0.
+    """
+    if len(query_tokens) == 0 or len(doc_tokens) == 0:
+        return 0.0
+    similarities = np.asarray(query_tokens, np.float32) @ np.asarray(doc_tokens, np.float32).T
+    return float(similarities.max(axis=1).sum())
+
+
+class MaxSimReranker:
+    """MaxSim re-scoring over the bundled MiniLM's token embeddings: a re-ranker that needs no hub.
+
+    Special tokens ([CLS], [SEP]) and padding are dropped via the attention mask and the
+    tokenizer's special ids: in a model trained with mean pooling they carry no word of their
+    own, and every chunk's [SEP] would match the query's [SEP] alike. Each token vector is
+    L2-normalised. Texts are cut at `max_tokens` word pieces (default: the model's own limit).
+
+    Chunk token vectors are an index, as in every late-interaction system: computed once, the
+    first time a chunk is shortlisted, and kept on disk next to the embedding cache (float16,
+    keyed by the model's fingerprint, `max_tokens` and the text's hash; `persist=False` keeps
+    them in memory only). A bounded in-memory LRU (`cache_size` chunks) sits in front. A warm
+    re-rank therefore costs one query encoding plus the MaxSim arithmetic: storage traded for
+    query time (see `token_store_size`). MiniLM was not trained for MaxSim (ColBERT was), so
+    expect a weaker re-ranker than a cross-encoder; it keeps the lesson runnable offline.
+    """
+
+    def __init__(self, model: str | None = None, *, max_tokens: int | None = None,
+                 cache_size: int = 4096, persist: bool = True):
+        self.encoder = models.load_embedder(model)
+        self.name = f"{MAXSIM}:{model or models.DEFAULT_EMBEDDER}"
+        limit = int(self.encoder.max_seq_length)
+        self.max_tokens = min(max_tokens, limit) if max_tokens else limit
+        self.width = int(self.encoder.get_embedding_dimension())
+        self.cache_size = cache_size
+        self._cache: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._special = np.array(sorted(set(self.encoder.tokenizer.all_special_ids)))
+        self.store = open_token_store(model, max_tokens=self.max_tokens) if persist else None
+
+    def _truncate(self, text: str) -> str:
+        """Cut the text after the word piece that fills `max_tokens` (special tokens counted)."""
+        tokenizer = self.encoder.tokenizer
+        room = self.max_tokens - tokenizer.num_special_tokens_to_add()
+        # One piece more than there is room for tells "too long" without tokenizing it all.
+        offsets = tokenizer(text, add_special_tokens=False, return_offsets_mapping=True,
+                            truncation=True, max_length=room + 1)["offset_mapping"]
+        return text if len(offsets) <= room else text[: offsets[room - 1][1]]
+
+    def encode_tokens(self, texts: Sequence[str], *, batch_size: int = settings.BATCH_SIZE,
+                      dtype: type = np.float16) -> list[np.ndarray]:
+        """Unit token vectors of each text, without special tokens, computed now (no cache).
+
+        float16 is what the store keeps; pass `dtype=np.float32` to check what that costs.
+        """
+        outputs = self.encoder.encode([self._truncate(t) for t in texts], output_value=None,
+                                      batch_size=batch_size, show_progress_bar=False)
+        found = []
+        for out in outputs:
+            ids, mask = out["input_ids"].cpu().numpy(), out["attention_mask"].cpu().numpy()
+            keep = (mask == 1) & ~np.isin(ids, self._special)
+            vectors = out["token_embeddings"].float().cpu().numpy()[keep]
+            norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+            found.append((vectors / np.maximum(norms, 1e-12)).astype(dtype))
+        return found
+
+    def token_vectors(self, texts: Sequence[str], *, batch_size: int = settings.BATCH_SIZE,
+                      persist: bool = True) -> list[np.ndarray]:
+        """Unit token vectors of each text (float16): from memory, else disk, else computed.
+
+        Computed vectors are written to the disk store when `persist` (chunks); a query is
+        encoded with `persist=False`, since it is seldom asked twice and would only grow the index.
+        """
+        keys = [models.text_key(t) for t in texts]
+        missing: dict[str, str] = {}
+        for key, text in zip(keys, texts, strict=True):
+            if key in self._cache or key in missing:
+                continue
+            stored = self.store.get(key, width=self.width) if self.store is not None else None
+            if stored is not None:
+                self._cache[key] = stored
+            else:
+                missing[key] = text
+        if missing:
+            fresh = self.encode_tokens(list(missing.values()), batch_size=batch_size)
+            self._cache.update(zip(missing, fresh, strict=True))
+            if persist and self.store is not None:
+                self.store.put_many(list(missing), fresh)
+        found = []
+        for key in keys:
+            self._cache.move_to_end(key)
+            found.append(self._cache[key])
+        while len(self._cache) > self.cache_size:
+            self._cache.popitem(last=False)
+        return found
+
+    def score(self, query: str, chunks: Sequence[Chunk], *,
+              batch_size: int = settings.BATCH_SIZE) -> np.ndarray:
+        """MaxSim of the query against each chunk's text."""
+        if not chunks:
+            return np.zeros(0)
+        query_vectors = self.token_vectors([query], persist=False)[0]
+        doc_vectors = self.token_vectors([c.text for c in chunks], batch_size=batch_size)
+        return np.array([maxsim(query_vectors, d) for d in doc_vectors], dtype=np.float64)
+
+
+_token_stores: dict[Path, VectorStore] = {}
+
+
+def open_token_store(model: str | None = None, *, max_tokens: int | None = None) -> VectorStore:
+    """The process-wide disk store of a model's chunk token vectors (float16), under COURSE_CACHE_DIR."""
+    limit = max_tokens or models.max_input_tokens(model)
+    folder = models.store_folder("token_vectors", f"{models.model_id(model)}|max_tokens={limit}")
+    if folder not in _token_stores:
+        _token_stores[folder] = VectorStore(folder, dtype=np.float16)
+    return _token_stores[folder]
+
+
+@dataclass(frozen=True)
+class StoreSize:
+    """What the token-vector store costs for a set of chunks, and what is on disk now."""
+
+    chunks: int
+    tokens: int
+    width: int
+    stored_chunks: int
+    stored_bytes: int
+
+    @property
+    def bytes(self) -> int:
+        """float16 bytes of every chunk's token vectors (the values; the index adds little)."""
+        return self.tokens * self.width * 2
+
+    @property
+    def bytes_per_chunk(self) -> float:
+        return self.bytes / max(self.chunks, 1)
+
+    def __str__(self) -> str:
+        return (f"token-vector store for {self.chunks:,} chunks ({self.tokens:,} tokens x {self.width} "
+                f"dims, float16): {self.bytes / 1e6:,.1f} MB, {self.bytes_per_chunk / 1e3:,.1f} KB per "
+                f"chunk; on disk now: {self.stored_chunks:,} chunks, {self.stored_bytes / 1e6:,.1f} MB")
+
+
+def token_store_size(chunks: Sequence[Chunk], *, reranker: MaxSimReranker | None = None) -> StoreSize:
+    """The disk cost of keeping every chunk's token vectors, without computing any of them.
+
+    Counts each chunk's word pieces with the model's tokenizer (cut at the re-ranker's limit,
+    special tokens excluded, as `token_vectors` stores them), so a lesson can show the storage
+    figure in seconds; `stored_*` say what the store holds now.
+    """
+    reranker = reranker or MaxSimReranker()
+    tokenizer = reranker.encoder.tokenizer
+    room = reranker.max_tokens - tokenizer.num_special_tokens_to_add()
+    ids = tokenizer([c.text for c in chunks], add_special_tokens=False, truncation=True,
+                    max_length=room)["input_ids"]
+    store = reranker.store
+    return StoreSize(chunks=len(chunks), tokens=sum(len(i) for i in ids), width=reranker.width,
+                     stored_chunks=len(store) if store is not None else 0,
+                     stored_bytes=store.size_bytes() if store is not None else 0)
+
+
+def _in_hub_cache(name: str, cache_dir: str | None) -> bool:
+    from huggingface_hub import try_to_load_from_cache
+
+    return isinstance(try_to_load_from_cache(name, "config.json", cache_dir=cache_dir), str)
+
+
+def load_reranker(name: str | None = None, *, cache_dir: str | None = None,
+                  device: str = "cpu") -> Reranker:
+    """The re-ranker a lesson uses: a cross-encoder when one is available, else MaxSim.
+
+    None means ms-marco-MiniLM-L-6-v2 IF it is already in the local hub cache (nothing is
+    downloaded), else `MaxSimReranker()`; "maxsim" asks for MaxSim; any other name or folder
+    loads that cross-encoder and raises a clear error if it cannot. Print `.name` (or
+    `describe(reranker)`) next to re-ranked numbers.
+    """
+    if name is None:
+        if _in_hub_cache(DEFAULT_CROSS_ENCODER, cache_dir):
+            try:
+                return CrossEncoderReranker(DEFAULT_CROSS_ENCODER, cache_dir=cache_dir,
+                                            device=device, local_files_only=True)
+            except ModelLoadError:
+                pass  # a partial or broken cache entry: the offline fallback still works
+        return MaxSimReranker()
+    if name == MAXSIM:
+        return MaxSimReranker()
+    return CrossEncoderReranker(name, cache_dir=cache_dir, device=device)
+
+
+def describe(reranker: Reranker) -> str:
+    """One sentence for a notebook: which re-ranker is in use and how to switch."""
+    if reranker.name.startswith(MAXSIM):
+        return (f"Re-ranker: {reranker.name} (late interaction over the bundled embedder; no "
+                f"cross-encoder was found offline). For a cross-encoder: "
+                f"load_reranker('{DEFAULT_CROSS_ENCODER}') when online, or "
+                f"load_reranker('/path/to/a/saved/cross-encoder').")
+    return (f"Re-ranker: cross-encoder {reranker.name}. For the offline fallback: "
+            f"load_reranker('{MAXSIM}').")
+
+
+class RerankingRetriever:
+    """A retriever whose first `top_n` results are re-ordered by a re-ranker.
+
+    Wraps any retriever (typically the hybrid one) so the evaluation harness and the command line
+    treat "fuse, then re-rank the shortlist" as one pipeline. Only the shortlist is returned (see
+    `rerank`), so ask for k <= top_n.
+    """
+
+    def __init__(self, base, reranker: Reranker, *, top_n: int = settings.TOP_N,
+                 batch_size: int = settings.BATCH_SIZE):
+        self.base, self.reranker = base, reranker
+        self.chunks = base.chunks
+        self.top_n, self.batch_size = top_n, batch_size
+        self.name = f"{getattr(base, 'name', 'retriever')} + {reranker.name}"
+
+    def search(self, query: str, *, k: int = 20, where=None) -> list[Hit]:
+        hits = self.base.search(query, k=max(k, self.top_n), where=where)
+        return rerank(self.reranker, query, hits, self.chunks, top_n=self.top_n,
+                      batch_size=self.batch_size)[:k]

@@ -1,0 +1,294 @@
+"""Retrieval: dense search, BM25 with a code-aware tokenizer, rank fusion and metadata filters.
+
+Every retriever here has a chunk list and a `search(query, *, k, where)` that returns ranked
+`Hit`s, so a lesson swaps BM25 for dense search, or both for their fusion, by changing one line.
+Rankings are deterministic: equal scores are ordered by chunk index (see `rank_hits`).
+"""
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import Literal, Protocol
+
+import numpy as np
+
+from course_lib import settings
+from course_lib.infra import models
+from course_lib.records import Chunk, Hit
+
+Where = Callable[[Chunk], bool]
+
+
+class Retriever(Protocol):
+    """Anything with a chunk list and a ranked `search`; `where` keeps only chunks it accepts."""
+
+    chunks: list[Chunk]
+
+    def search(self, query: str, *, k: int = 20, where: Where | None = None) -> list[Hit]: ...
+
+
+def rank_hits(hits: Iterable[Hit]) -> list[Hit]:
+    """Sort hits by score, highest first, breaking ties by the lower chunk index.
+
+    Ties are common: fusion gives the same RRF score to two chunks at mirrored ranks, BM25 gives
+    the same score to duplicated chunks. Without a fixed rule their order, and so recall@k, could
+    change between runs; like standard IR tools, which break ties by document id, we use the
+    chunk's position in the index.
+    """
+    return sorted(hits, key=lambda hit: (-hit.score, hit.index))
+
+
+def top_k(scores: np.ndarray, k: int, *, mask: np.ndarray | None = None) -> list[Hit]:
+    """The best k entries of a score vector as ranked Hits, optionally only where `mask` is True.
+
+    `argpartition` finds the top k in linear time instead of sorting every chunk; every chunk tied
+    with the k-th score is kept before sorting, so which tied chunk makes the cut is decided by
+    `rank_hits`, not by the partition's arbitrary order.
+    """
+    candidates = np.flatnonzero(mask) if mask is not None else np.arange(len(scores))
+    if k <= 0 or candidates.size == 0:
+        return []
+    if candidates.size > k:
+        best = candidates[np.argpartition(-scores[candidates], k - 1)[:k]]
+        candidates = candidates[scores[candidates] >= scores[best].min()]
+    return rank_hits(Hit(int(i), float(scores[i])) for i in candidates)[:k]
+
+
+def check_k(k: int) -> int:
+    """Refuse a ranking depth below 1: `k=0` is a programming error, not an empty result."""
+    if not isinstance(k, int) or isinstance(k, bool) or k < 1:
+        raise ValueError(f"k must be an integer >= 1, not {k!r}")
+    return k
+
+
+def where_mask(chunks: Sequence[Chunk], where: Where | None) -> np.ndarray | None:
+    """A boolean array of the chunks `where` accepts (None when there is no filter)."""
+    if where is None:
+        return None
+    return np.fromiter((bool(where(chunk)) for chunk in chunks), dtype=bool, count=len(chunks))
+
+
+# ---------------------------------------------------------------------------------------------
+# Metadata filters
+
+
+def make_filter(*, doc: str | None = None, path_prefix: str | None = None,
+                kinds: Iterable[str] | None = None) -> Where:
+    """A chunk predicate for `search(..., where=...)`: exact page, page-path prefix, block kinds.
+
+    Conditions combine with AND; `kinds` accepts a chunk holding ANY of the given block kinds
+    (e.g. {"code"} keeps every chunk with some code in it). A filter applied inside `search`
+    runs before the top-k cut, so a filtered search still returns k hits when k chunks pass.
+    """
+    wanted = frozenset(kinds) if kinds is not None else None
+
+    def accept(chunk: Chunk) -> bool:
+        return ((doc is None or chunk.doc == doc)
+                and (path_prefix is None or chunk.doc.startswith(path_prefix))
+                and (wanted is None or not wanted.isdisjoint(chunk.kinds)))
+
+    return accept
+
+
+def filter_hits(hits: Sequence[Hit], chunks: Sequence[Chunk], *, doc: str | None = None,
+                path_prefix: str | None = None, kinds: Iterable[str] | None = None) -> list[Hit]:
+    """Keep the hits whose chunk passes `make_filter(...)`, in their ranked order.
+
+    This filters AFTER retrieval, so it can return fewer than k hits; prefer `where=` in
+    `search`, and use this to show the difference or to filter a cached result list.
+    """
+    accept = make_filter(doc=doc, path_prefix=path_prefix, kinds=kinds)
+    return [hit for hit in hits if accept(chunks[hit.index])]
+
+
+# ---------------------------------------------------------------------------------------------
+# Dense retrieval
+
+
+class DenseRetriever:
+    """Cosine search over unit-normalised embeddings of `chunk.text`, as one NumPy dot product.
+
+    The chunk vectors come from `models.embed` (disk-cached) unless `vectors` are passed, e.g.
+    to compare models or to test. Queries go through `models.embed` too; `cache_queries=False`
+    skips its disk cache, which the latency lesson uses to show what that cache is worth.
+    """
+
+    name = "dense"
+
+    def __init__(self, chunks: Sequence[Chunk], *, model: str | None = None,
+                 vectors: np.ndarray | None = None, cache_queries: bool = True):
+        self.chunks = list(chunks)
+        self.model = model
+        self.cache_queries = cache_queries
+        if vectors is None:
+            # No bar: a lesson shows results, not "Batches: 37%" debris (lesson 01 shows cold cost).
+            vectors = models.embed([c.text for c in self.chunks], model=model, progress=False)
+        self.vectors = np.asarray(vectors, dtype=np.float32)
+        if self.vectors.ndim != 2 or len(self.vectors) != len(self.chunks):
+            raise ValueError(f"expected one vector per chunk ({len(self.chunks)} rows), "
+                             f"got an array of shape {self.vectors.shape}")
+
+    def embed_query(self, query: str) -> np.ndarray:
+        """The query's unit vector, from the same model as the chunks."""
+        return models.embed([query], model=self.model, use_cache=self.cache_queries,
+                            progress=False)[0]
+
+    def search(self, query: str, *, k: int = settings.DEPTH, where: Where | None = None,
+               vector: np.ndarray | None = None) -> list[Hit]:
+        """The k chunks most similar to the query (cosine = dot product of unit vectors).
+
+        `vector` is the query's embedding when the caller already has it (a pipeline embeds
+        the query once and shares it; a service caches it), so it is not computed again.
+        """
+        check_k(k)
+        query_vector = self.embed_query(query) if vector is None else vector
+        scores = self.vectors @ np.asarray(query_vector, dtype=np.float32)
+        return top_k(scores, k, mask=where_mask(self.chunks, where))
+
+
+# ---------------------------------------------------------------------------------------------
+# Fusion
+
+
+def rrf(rankings: Sequence[Sequence[int]], *, k: int = settings.RRF_K) -> list[tuple[int, float]]:
+    """Reciprocal rank fusion: each list adds 1 / (k + rank + 1) to every id it ranks (rank from 0).
+
+    Exactly the production write-up's function, returning (id, score) so the fused score can be shown.
+    Only ranks count, so BM25's unbounded scores and cosine similarities need no calibration;
+    k=60 (the value of the original paper) damps the difference between rank 1 and rank 5.
+    Ties are frequent (two ids at mirrored ranks of two lists) and broken by the lower id. The
+    terms are added with `math.fsum`, which rounds only once: with three lists a running `+=`
+    gives ranks (0, 6, 1) and (6, 1, 0) sums that differ in the last bit, so the tie would be
+    broken by rounding error instead of by id.
+    """
+    terms: dict[int, list[float]] = {}
+    for ranking in rankings:
+        for rank, doc_id in enumerate(ranking):
+            terms.setdefault(doc_id, []).append(1.0 / (k + rank + 1))
+    scores = {doc_id: math.fsum(parts) for doc_id, parts in terms.items()}
+    return sorted(scores.items(), key=lambda item: (-item[1], item[0]))
+
+
+def _normalized(hits: Sequence[Hit], how: str) -> dict[int, float]:
+    if how == "none" or not hits:
+        return {h.index: h.score for h in hits}
+    lo, hi = min(h.score for h in hits), max(h.score for h in hits)
+    # One candidate, or all equal: every one of them is this list's best, so each gets 1.
+    return {h.index: (h.score - lo) / (hi - lo) if hi > lo else 1.0 for h in hits}
+
+
+def weighted_fusion(hit_lists: Sequence[Sequence[Hit]], *, weights: Sequence[float],
+                    normalize: Literal["minmax", "none"] = "minmax") -> list[Hit]:
+    """Fuse by a weighted sum of scores, each list min-max scaled to [0, 1] over its candidates.
+
+    A chunk missing from a list gets 0 from it. Shown for contrast with RRF: the result hangs on
+    the weights and on the scaling (a list's worst candidate becomes 0 however good it was), and
+    `normalize="none"` shows what happens when BM25's scores (tens) meet cosines (below 1).
+    """
+    if len(weights) != len(hit_lists):
+        raise ValueError(f"{len(hit_lists)} hit lists but {len(weights)} weights")
+    terms: dict[int, list[float]] = {}
+    for hits, weight in zip(hit_lists, weights, strict=False):
+        for index, score in _normalized(hits, normalize).items():
+            terms.setdefault(index, []).append(weight * score)
+    # fsum, as in `rrf`: equal sums must compare equal whatever the order of their terms.
+    return rank_hits(Hit(index, math.fsum(parts)) for index, parts in terms.items())
+
+
+def fuse(hit_lists: Sequence[Sequence[Hit]], *, fusion: Literal["rrf", "weighted"] = "rrf",
+         rrf_k: int = settings.RRF_K, weights: Sequence[float] | None = None) -> list[Hit]:
+    """Fuse ranked lists into one: by rank (`rrf`) or by weighted, min-max scaled score.
+
+    The one place fusion happens: `HybridRetriever`, and through it every pipeline and the
+    search service, call this.
+    """
+    if fusion == "rrf":
+        return [Hit(i, s) for i, s in rrf([[h.index for h in hits] for hits in hit_lists], k=rrf_k)]
+    count = len(hit_lists)
+    return weighted_fusion(hit_lists, weights=list(weights) if weights is not None else [1 / count] * count)
+
+
+def same_chunks(retrievers: Sequence[Retriever]) -> None:
+    """Raise ValueError unless every retriever indexes the same chunks in the same order.
+
+    Fusion adds up scores by chunk INDEX: two lists of equal length but different chunks
+    (another chunker, another page set) would fuse unrelated chunks without any error.
+    """
+    first = [c.id for c in retrievers[0].chunks]
+    for other in retrievers[1:]:
+        if other.chunks is not retrievers[0].chunks and [c.id for c in other.chunks] != first:
+            raise ValueError(f"retrievers index different chunk lists ({len(first)} and "
+                             f"{len(other.chunks)} chunks, ids differ): fusion would mix unrelated chunks")
+
+
+class HybridRetriever:
+    """Runs several retrievers on the same chunks, concurrently, and fuses their rankings.
+
+    Each retriever returns its best `candidates` (at least k); `fusion="rrf"` fuses ranks with
+    `rrf_k`, `fusion="weighted"` fuses min-max scaled scores with `weights` (default equal).
+    The threads overlap because the dense side's torch and NumPy release the GIL (BM25's
+    posting walk is Python and holds it). `last_timings` holds the seconds of each retriever,
+    of the fusion and of the whole search, for the latency lesson.
+    """
+
+    def __init__(self, retrievers: Sequence[Retriever], *,
+                 fusion: Literal["rrf", "weighted"] = "rrf", rrf_k: int = settings.RRF_K,
+                 weights: Sequence[float] | None = None, candidates: int = settings.CANDIDATES,
+                 parallel: bool = True):
+        if not retrievers:
+            raise ValueError("HybridRetriever needs at least one retriever")
+        if fusion not in ("rrf", "weighted"):
+            raise ValueError(f"fusion must be 'rrf' or 'weighted', not {fusion!r}")
+        if fusion == "rrf" and weights is not None:
+            raise ValueError("weights apply to fusion='weighted'; RRF fuses ranks only")
+        same_chunks(retrievers)
+        self.retrievers = list(retrievers)
+        self.chunks = self.retrievers[0].chunks
+        self.fusion, self.rrf_k, self.candidates = fusion, rrf_k, candidates
+        self.parallel = parallel
+        count = len(self.retrievers)
+        self.weights = list(weights) if weights is not None else [1 / count] * count
+        if len(self.weights) != len(self.retrievers):
+            raise ValueError(f"{len(self.retrievers)} retrievers but {len(self.weights)} weights")
+        names = [getattr(r, "name", type(r).__name__) for r in self.retrievers]
+        # Two retrievers of one kind (e.g. two dense models) still get separate timings.
+        self.names = [n if names.count(n) == 1 else f"{n}#{i}" for i, n in enumerate(names)]
+        self.name = "+".join(names) + f" ({fusion})"
+        self.last_timings: dict[str, float] = {}
+        self._pool = ThreadPoolExecutor(len(retrievers)) if parallel else None
+
+    def _timed(self, retriever: Retriever, query: str, n: int, where: Where | None, vector):
+        start = time.perf_counter()
+        if vector is not None and isinstance(retriever, DenseRetriever):
+            hits = retriever.search(query, k=n, where=where, vector=vector)
+        else:
+            hits = retriever.search(query, k=n, where=where)
+        return hits, time.perf_counter() - start
+
+    def search(self, query: str, *, k: int = settings.DEPTH, where: Where | None = None,
+               vectors: dict[str | None, np.ndarray] | None = None) -> list[Hit]:
+        """The k best chunks by fused score (the RRF or weighted score is each Hit's score).
+
+        `vectors` maps an embedding model name to the query's vector under it: a dense
+        retriever with that model uses it instead of embedding the query again.
+        """
+        check_k(k)
+        start = time.perf_counter()
+        n = max(k, self.candidates)
+        given = [(vectors or {}).get(getattr(r, "model", None)) for r in self.retrievers]
+        if self._pool is not None:
+            futures = [self._pool.submit(self._timed, r, query, n, where, v)
+                       for r, v in zip(self.retrievers, given, strict=True)]
+            results = [f.result() for f in futures]
+        else:
+            results = [self._timed(r, query, n, where, v)
+                       for r, v in zip(self.retrievers, given, strict=True)]
+        fuse_start = time.perf_counter()
+        fused = fuse([hits for hits, _ in results], fusion=self.fusion, rrf_k=self.rrf_k,
+                     weights=self.weights)
+        end = time.perf_counter()
+        self.last_timings = {name: seconds for name, (_, seconds) in zip(self.names, results, strict=False)}
+        self.last_timings.update(fuse=end - fuse_start, total=end - start)
+        return fused[:k]

@@ -1,0 +1,229 @@
+"""Serving a query fast: caches around one `Pipeline`, per-stage timings, prompt assembly.
+
+The production write-up made its pipeline both more accurate and faster. `SearchService` serves
+a `course_lib.core.pipeline.Pipeline`, the very object lessons 06-09 evaluate, and adds only what
+serving needs:
+
+    query-vector cache -> Pipeline.search (embed, BM25 || dense, fuse, re-rank) -> result cache (TTL)
+
+It contains no retrieval or fusion of its own, so what lesson 08 times is what lesson 09 scores.
+`build_prompt` assembles the top chunks with numbered sources for an LLM.
+"""
+from __future__ import annotations
+
+import os
+import re
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+import cachetools
+import numpy as np
+
+from course_lib import settings
+from course_lib.core.lexical import BM25Retriever, case_sensitive_spans
+from course_lib.core.pipeline import STAGES, Pipeline
+from course_lib.core.rerank import Reranker
+from course_lib.core.retrieve import DenseRetriever, make_filter
+from course_lib.records import Chunk, Hit
+
+__all__ = ["DOCS_URL", "STAGES", "Answer", "LRUCache", "SearchService", "TTLCache", "ask_llm", "build_prompt",
+           "filter_key", "normalize_query", "source_url"]
+
+DOCS_URL = "https://docs.python.org/3.11/"  # the shipped corpus's site; pass base_url=None for paths alone
+
+
+def normalize_query(query: str) -> str:
+    """The cache key of a query: case-folded, whitespace collapsed, trailing ?!. removed.
+
+    "What is a decorator?" and "what is a  decorator" ask the same thing; a cache keyed on
+    the raw string would miss that. Case is kept where it is the meaning, exactly where
+    `code_aware_tokens` keeps it: format codes (`%Y` year vs `%y`) and single-dash options
+    (`-X` vs `-x`); folding those would serve one question's cached answer for the other.
+    """
+    text = re.sub(r"[\s?!.]+$", "", " ".join(query.split()))
+    parts, last = [], 0
+    for start, end in case_sensitive_spans(text):
+        parts += [text[last:start].casefold(), text[start:end]]
+        last = end
+    return "".join(parts) + text[last:].casefold()
+
+
+class LRUCache:
+    """A bounded least-recently-used cache (cachetools) that counts its hits and misses."""
+
+    def __init__(self, size: int = settings.QUERY_CACHE_SIZE):
+        self.size, self.hits, self.misses = size, 0, 0
+        self._items: cachetools.Cache = cachetools.LRUCache(maxsize=size)
+
+    def get(self, key):
+        """The stored value, or None (a miss) when absent or expired."""
+        try:
+            value = self._items[key]
+        except KeyError:
+            self.misses += 1
+            return None
+        self.hits += 1
+        return value
+
+    def put(self, key, value) -> None:
+        self._items[key] = value
+
+    def clear(self) -> None:
+        """Forget every entry (the hit and miss counts stay): the next lookups recompute."""
+        self._items.clear()
+
+
+class TTLCache(LRUCache):
+    """An LRU cache whose entries expire `ttl` seconds after they were stored.
+
+    Results go stale when the index changes; a short TTL bounds how stale. `clock` is
+    injectable so tests (and lesson 08) can move time forward.
+    """
+
+    def __init__(self, size: int = settings.RESULT_CACHE_SIZE, *, ttl: float = settings.RESULT_TTL,
+                 clock: Callable[[], float] = time.monotonic):
+        super().__init__(size)
+        self.clock = clock
+        self._items = cachetools.TTLCache(maxsize=size, ttl=ttl, timer=clock)
+
+    @property
+    def ttl(self) -> float:
+        """Seconds an entry lives; read-only (cachetools fixes it at creation), so assigning it
+        raises instead of silently changing nothing: make a new cache, or `clear()` this one."""
+        return self._items.ttl
+
+
+def filter_key(filters: dict | None) -> tuple:
+    """A hashable, order-independent form of a filter dict (lists become sorted tuples)."""
+    items = []
+    for name, value in sorted((filters or {}).items()):
+        many = isinstance(value, (list, set, tuple, frozenset))
+        items.append((name, tuple(sorted(value)) if many else value))
+    return tuple(items)
+
+
+@dataclass
+class Answer:
+    """Ranked hits for a query, how long each stage took, and whether it came from the cache."""
+
+    query: str
+    hits: list[Hit]
+    timings: dict[str, float] = field(default_factory=dict)
+    cached: bool = False
+
+
+class SearchService:
+    """A pipeline served one query at a time, with a query-vector cache and a result cache.
+
+    Pass chunks (the pipeline is built here: dense + BM25, RRF, optional `reranker`, the
+    retrieval knobs as keywords, defaults from `settings`) or a ready `Pipeline`. `filters`
+    (page `doc`, page-path prefix `path_prefix`, block `kinds`) are applied inside the
+    retrievers, before the top-k cut. `parallel=False`, `cache_results=False` and
+    `cache_queries=False` switch off one speed-up each, so lesson 08 can measure what each is worth.
+    """
+
+    def __init__(self, chunks: Sequence[Chunk] | Pipeline, *, model: str | None = None,
+                 vectors: np.ndarray | None = None, reranker: Reranker | None = None,
+                 top_n: int = settings.TOP_N, batch_size: int = settings.BATCH_SIZE,
+                 candidates: int = settings.CANDIDATES, rrf_k: int = settings.RRF_K, parallel: bool = True,
+                 ttl: float = settings.RESULT_TTL, cache_queries: bool = True, cache_results: bool = True):
+        if isinstance(chunks, Pipeline):
+            self.pipeline = chunks
+        else:
+            chunks = list(chunks)
+            # The query vector comes from this service's own cache: no disk lookup per query.
+            dense = DenseRetriever(chunks, model=model, vectors=vectors, cache_queries=False)
+            self.pipeline = Pipeline([dense, BM25Retriever(chunks)], reranker=reranker, top_n=top_n,
+                                     batch_size=batch_size, candidates=candidates, rrf_k=rrf_k,
+                                     parallel=parallel)
+        self.query_vectors = LRUCache(settings.QUERY_CACHE_SIZE) if cache_queries else None
+        self.results = TTLCache(settings.RESULT_CACHE_SIZE, ttl=ttl) if cache_results else None
+
+    @property
+    def chunks(self) -> list[Chunk]:
+        return self.pipeline.chunks
+
+    @property
+    def vectors(self) -> np.ndarray | None:
+        return self.pipeline.vectors
+
+    @property
+    def reranker(self) -> Reranker | None:
+        return self.pipeline.reranker
+
+    @reranker.setter
+    def reranker(self, reranker: Reranker | None) -> None:
+        self.pipeline.reranker = reranker
+
+    def embed_query(self, query: str) -> np.ndarray | None:
+        """The query's vector, from memory when the same (normalised) query was seen before."""
+        key = normalize_query(query)
+        vector = self.query_vectors.get(key) if self.query_vectors is not None else None
+        if vector is None:
+            vector = self.pipeline.embed_query(query)
+            if self.query_vectors is not None and vector is not None:
+                self.query_vectors.put(key, vector)
+        return vector
+
+    def search(self, query: str, *, k: int = settings.DEPTH, filters: dict | None = None) -> Answer:
+        """Rank chunks for a query; a repeat of a (normalised) query and filters comes from the cache."""
+        start = time.perf_counter()
+        key = (normalize_query(query), filter_key(filters), k)
+        cached = self.results.get(key) if self.results is not None else None
+        if cached is not None:  # a copy: a caller sorting or trimming its hits must not edit the cache
+            return Answer(query, list(cached), {"total": time.perf_counter() - start}, cached=True)
+        vector = self.embed_query(query)
+        embedded = time.perf_counter()
+        where = make_filter(**filters) if filters else None
+        hits = self.pipeline.search(query, k=k, where=where, vector=vector)
+        timings = dict(self.pipeline.last_timings)
+        timings["embed query"] = embedded - start  # the cached or computed vector, not the pipeline's no-op
+        if self.results is not None:
+            self.results.put(key, list(hits))
+        timings["total"] = time.perf_counter() - start
+        return Answer(query, hits, timings)
+
+
+def source_url(chunk: Chunk, *, base_url: str | None = DOCS_URL) -> str:
+    """Where a learner can read the chunk: the page under `base_url`, at its section.
+
+    `base_url=None` cites the page path alone (`library/os.html#os.walk`): right for a corpus
+    whose site is unknown, where a Python-docs address would be a wrong citation.
+    """
+    anchor = f"#{chunk.section_id}" if chunk.section_id else ""
+    return f"{base_url or ''}{chunk.doc}{anchor}"
+
+
+def build_prompt(question: str, hits: Sequence[Hit], chunks: Sequence[Chunk], *,
+                 max_chunks: int = settings.PROMPT_CHUNKS, base_url: str | None = DOCS_URL) -> str:
+    """The prompt for an LLM: instructions, the top chunks as numbered sources, the question.
+
+    Each source shows title, heading path and URL, so the model can cite [1], [2] and a reader
+    can check them. The production write-up went from eight chunks to four: better retrieval needs
+    fewer. `base_url=None` cites page paths alone (see `source_url`).
+    """
+    sources = []
+    for number, hit in enumerate(hits[:max_chunks], 1):
+        chunk = chunks[hit.index]
+        where = " > ".join(chunk.heading_path) or chunk.title or chunk.doc
+        sources.append(f"[{number}] {where}\n{source_url(chunk, base_url=base_url)}\n\n{chunk.body}")
+    return ("Answer the question using only the sources below. Cite them as [1], [2], ... "
+            "If they do not contain the answer, say so.\n\n"
+            + "\n\n---\n\n".join(sources) + f"\n\n---\n\nQuestion: {question}\nAnswer:")
+
+
+def ask_llm(prompt: str, *, model: str = "claude-sonnet-4-5", max_tokens: int = 500) -> str | None:
+    """Send the prompt to Claude when ANTHROPIC_API_KEY is set and the `anthropic` package is
+    installed; otherwise return None, so a notebook shows the prompt and moves on. The key is
+    read from the environment only, never printed or stored. COURSE_OFFLINE_LLM=1 (set by the
+    Makefile's test targets) always returns None: tests never call a paid API."""
+    if os.environ.get("COURSE_OFFLINE_LLM") == "1" or not os.environ.get("ANTHROPIC_API_KEY"):
+        return None
+    try:
+        import anthropic
+    except ImportError:
+        return None
+    reply = anthropic.Anthropic().messages.create(model=model, max_tokens=max_tokens,
+                                                  messages=[{"role": "user", "content": prompt}])
+    return "".join(block.text for block in reply.content if getattr(block, "type", "") == "text")

@@ -1,0 +1,196 @@
+"""Count tokens the way the embedder does, and show what happens past its limit.
+
+An embedder reads at most `max_input_tokens()` word pieces (256 for the bundled MiniLM, special
+tokens included) and silently ignores the rest. Its tokenizer's `model_max_length` claims 512:
+trust the model, not the tokenizer. Everything here counts with the model's own tokenizer, special
+tokens included, with no truncation, so a count says exactly how much of a text the model reads.
+"""
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from functools import cached_property, lru_cache
+from typing import Protocol
+
+import cachetools
+import numpy as np
+
+from course_lib.infra import models
+
+
+class Counter(Protocol):
+    """Anything that counts the tokens of a text; the chunker accepts any such object."""
+
+    def count(self, text: str) -> int: ...
+
+
+class TokenCounter:
+    """Token counts with the embedder's own tokenizer, special tokens included, cached by text.
+
+    `count` and `count_many` never truncate (and never warn about long inputs), so a count above
+    `limit` is the number of tokens the embedder would drop. `limit` is the embedder's real input
+    limit; `tokenizer_claim` is the tokenizer's `model_max_length`, kept side by side because the
+    two differ for MiniLM (256 vs 512) and only the first is true. The cache is a bounded LRU, so
+    the chunker can count thousands of candidate chunks without holding them all in memory.
+    """
+
+    def __init__(self, name: str | None = None, *, cache_size: int = 50_000):
+        self.name = name
+        self.tokenizer = models.load_tokenizer(name)
+        self.cache_size = cache_size
+        self._cache: cachetools.LRUCache[str, int] = cachetools.LRUCache(maxsize=cache_size)
+
+    def __repr__(self) -> str:
+        return f"TokenCounter({self.name!r})"
+
+    @cached_property
+    def limit(self) -> int:
+        """The embedder's real input limit in tokens (loads the embedder once, on first use)."""
+        return models.max_input_tokens(self.name)
+
+    @property
+    def tokenizer_claim(self) -> int:
+        """What the tokenizer claims the limit is (512 for MiniLM): not what the model reads."""
+        return int(self.tokenizer.model_max_length)
+
+    @cached_property
+    def special_tokens(self) -> int:
+        """How many special tokens wrap every text ([CLS] and [SEP] for BERT-style models)."""
+        return self.count("")
+
+    def _remember(self, text: str, n: int) -> None:
+        self._cache[text] = n  # the LRU evicts the least recently counted text past cache_size
+
+    def count(self, text: str) -> int:
+        """The number of tokens the embedder would need for `text`, special tokens included."""
+        n = self._cache.get(text)
+        if n is None:
+            # verbose=False: the "sequence longer than 512" warning is about the tokenizer's
+            # wrong claim, and counting long texts is the whole point here.
+            n = len(self.tokenizer(text, add_special_tokens=True, verbose=False)["input_ids"])
+            self._remember(text, n)
+        return n
+
+    __call__ = count
+
+    def count_many(self, texts: Sequence[str], *, batch_size: int = 1024) -> list[int]:
+        """Counts for many texts, tokenizing the uncached ones in batches (fast tokenizers are
+        much quicker per text in a batch, and skipping masks roughly halves the time)."""
+        todo = list(dict.fromkeys(t for t in texts if t not in self._cache))
+        fresh: dict[str, int] = {}  # kept here too: more texts than the cache holds must not recount
+        for start in range(0, len(todo), batch_size):
+            batch = todo[start : start + batch_size]
+            ids = self.tokenizer(
+                batch,
+                add_special_tokens=True,
+                verbose=False,
+                return_attention_mask=False,
+                return_token_type_ids=False,
+            )["input_ids"]
+            for text, row in zip(batch, ids, strict=False):
+                fresh[text] = len(row)
+                self._remember(text, len(row))
+        return [fresh[t] if t in fresh else self.count(t) for t in texts]
+
+    def over_limit(self, texts: Sequence[str], *, limit: int | None = None) -> list[int]:
+        """Indices of the texts longer than the limit: the ones whose tails the model never reads."""
+        cut = self.limit if limit is None else limit
+        return [i for i, n in enumerate(self.count_many(texts)) if n > cut]
+
+    def truncate(self, text: str, n: int) -> str:
+        """The prefix of `text` that fits in `n` tokens (special tokens included), as the model
+        would read it. The original characters are kept (via offsets), not a lower-cased decode,
+        so `text.startswith(counter.truncate(text, n))` always holds."""
+        if not getattr(self.tokenizer, "is_fast", False):
+            return self._truncate_by_search(text, n)
+        enc = self.tokenizer(
+            text,
+            add_special_tokens=True,
+            return_offsets_mapping=True,
+            return_special_tokens_mask=True,
+            verbose=False,
+        )
+        pairs = zip(enc["offset_mapping"], enc["special_tokens_mask"], strict=True)
+        content = [span for span, special in pairs if not special]
+        keep = n - (len(enc["input_ids"]) - len(content))
+        if keep >= len(content):
+            return text
+        if keep <= 0:
+            return ""
+        return text[: content[keep - 1][1]]
+
+    def _truncate_by_search(self, text: str, n: int) -> str:
+        # Slow (pure Python) tokenizers have no offsets: bisect on the prefix length instead.
+        lo, hi = 0, len(text)
+        while lo < hi:
+            mid = (lo + hi + 1) // 2
+            fits = len(self.tokenizer(text[:mid], add_special_tokens=True, verbose=False)["input_ids"]) <= n
+            lo, hi = (mid, hi) if fits else (lo, mid - 1)
+        return text[:lo].rstrip()  # as the offsets would: trailing spaces are no token
+
+
+@lru_cache(maxsize=4)
+def get_counter(name: str | None = None) -> TokenCounter:
+    """One shared TokenCounter per model, so lessons and the chunker share its cache."""
+    return TokenCounter(name)
+
+
+class WordCounter:
+    """A stand-in counter: whitespace-separated words plus `special` tokens per text.
+
+    Fast and exact to reason about, so tests can assert chunk boundaries by hand; in a lesson it
+    shows how far a word count is from the real token count (code and tables most of all).
+    """
+
+    def __init__(self, *, limit: int = 256, special: int = 2):
+        self.limit = limit
+        self.special = special
+
+    def __repr__(self) -> str:
+        return f"WordCounter(limit={self.limit}, special={self.special})"
+
+    def count(self, text: str) -> int:
+        return len(text.split()) + self.special
+
+    __call__ = count
+
+    def count_many(self, texts: Iterable[str]) -> list[int]:
+        return [self.count(t) for t in texts]
+
+
+def count_all(texts: Sequence[str], counter: Counter) -> list[int]:
+    """Counts with any counter: batched when it can (`count_many`), one by one otherwise."""
+    many = getattr(counter, "count_many", None)
+    return list(many(texts)) if many else [counter.count(t) for t in texts]
+
+
+def chars_per_token(texts: Sequence[str], *, counter: Counter | None = None) -> float:
+    """Characters per content token over all `texts` (special tokens not counted).
+
+    The chunking lesson's rule of thumb is ~4 for prose and ~3 for code; measuring it on your own chunks
+    tells you how many characters a token budget really buys.
+    """
+    counter = counter or get_counter()
+    special = counter.count("")
+    tokens = sum(n - special for n in count_all(texts, counter))
+    return sum(len(t) for t in texts) / tokens if tokens else float("nan")
+
+
+def truncation_demo(
+    text: str, *, model: str | None = None, keep: int | None = None, replacement: str = ""
+) -> float:
+    """Cosine between the embedding of `text` and of `text` with everything after `keep` tokens
+    replaced by `replacement` (default: removed; `keep` defaults to the model's limit).
+
+    With the default `keep`, a long text gives ~1.0: the tail was never read, so deleting it or
+    swapping it for anything else changes nothing. That is silent truncation. A smaller `keep`
+    changes text inside the window, and the cosine drops.
+    """
+    counter = get_counter(model)
+    head = counter.truncate(text, counter.limit if keep is None else keep)
+    # A space keeps the replacement from gluing onto the last kept word piece.
+    changed = f"{head} {replacement}" if replacement else head
+    if changed == text:  # nothing past `keep`: the same input, the same vector
+        return 1.0
+    # No cache: the demo is about what the model computes now, and the variants are throwaway.
+    vectors = models.embed([text, changed], model=model, use_cache=False, progress=False)
+    return float(np.dot(vectors[0], vectors[1]))

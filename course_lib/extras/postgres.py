@@ -1,0 +1,400 @@
+"""The index in PostgreSQL with pgvector: incremental indexing and hybrid search in one SQL query.
+
+Lesson 11 moves lesson 07's pipeline out of one Python process. `embedded_server()` starts a
+real PostgreSQL 16 with pgvector (the PyPI package `pgserver`) in a per-user folder, or hands
+back `DATABASE_URL` when that names another server, e.g. one started with
+
+    docker run -d -p 5432:5432 -e POSTGRES_PASSWORD=pw pgvector/pgvector:pg16
+    export DATABASE_URL=postgresql://postgres:pw@localhost:5432/postgres
+
+`Store.index(chunks)` writes pages and chunks incrementally (one transaction per changed page);
+`Store.search(query)` fuses HNSW (or exact) dense search with full-text search by RRF in a
+single query, filters with `WHERE`, then re-ranks in Python like `RerankingRetriever`.
+"""
+from __future__ import annotations
+
+import hashlib
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+import numpy as np
+
+from course_lib import settings
+from course_lib.core.lexical import code_aware_tokens
+from course_lib.core.rerank import Reranker, rerank
+
+# The server and the errors live in course_lib.extras.postgres_server; the lessons import them from here.
+from course_lib.extras.postgres_server import (
+    StaleIndexError,
+    StoreError,
+    connect,
+)
+from course_lib.infra import models
+from course_lib.records import Chunk, Hit
+
+# ---------------------------------------------------------------------------------------------
+# Embedders: what turns text into vectors, and names the model the index was built with
+
+
+class ModelEmbedder:
+    """The course's embedder (`models.embed`, disk-cached) and its tokenizer for token counts."""
+
+    def __init__(self, model: str | None = None):
+        self.model = model
+        self.key = models.model_id(model)
+        self.dim = int(models.load_embedder(model).get_embedding_dimension())
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        return models.embed(list(texts), model=self.model, progress=False)
+
+    def count(self, texts: Sequence[str]) -> list[int]:
+        from course_lib.core.tokens import get_counter
+
+        return list(get_counter(self.model).count_many(texts))
+
+
+# ---------------------------------------------------------------------------------------------
+# Filters that run as WHERE clauses
+
+
+@dataclass(frozen=True)
+class Filter:
+    """Page, page-path prefix and block kinds, as SQL; also a chunk predicate like `make_filter`.
+
+    Being callable on a Chunk, the same object filters the in-memory retrievers, so a lesson can
+    check that both stores keep the same chunks.
+    """
+
+    doc: str | None = None
+    path_prefix: str | None = None
+    kinds: tuple[str, ...] | None = None
+
+    def __call__(self, chunk: Chunk) -> bool:
+        return ((self.doc is None or chunk.doc == self.doc)
+                and (self.path_prefix is None or chunk.doc.startswith(self.path_prefix))
+                and (self.kinds is None or not set(self.kinds).isdisjoint(chunk.kinds)))
+
+    def sql(self) -> tuple[str, dict]:
+        """The WHERE condition over `c` and its parameters (values are never pasted into SQL)."""
+        parts = ["TRUE"]
+        if self.doc is not None:
+            parts.append("c.doc = %(f_doc)s")
+        if self.path_prefix is not None:
+            parts.append("starts_with(c.doc, %(f_prefix)s)")
+        if self.kinds is not None:
+            parts.append("c.kinds && %(f_kinds)s::text[]")
+        return " AND ".join(parts), {"f_doc": self.doc, "f_prefix": self.path_prefix,
+                                     "f_kinds": list(self.kinds or ())}
+
+
+# ---------------------------------------------------------------------------------------------
+# Text helpers: vectors and tsvectors as parameter values
+
+
+def vector_literal(vector: np.ndarray) -> str:
+    """pgvector's text form, '[0.1,0.2,...]', with float32 round-trip precision."""
+    return "[" + ",".join(f"{x:.9g}" for x in np.asarray(vector, dtype=np.float32)) + "]"
+
+
+def _lexeme(term: str) -> str:
+    return "'" + term.replace("\\", "\\\\").replace("'", "''") + "'"
+
+
+def tsvector_literal(terms: Sequence[str]) -> str:
+    """A tsvector holding exactly these terms with their positions, bypassing PostgreSQL's parser.
+
+    `to_tsvector('simple', 'os.path.join %Y')` would re-split the text its own way (and turn
+    `%Y` into `y`); writing the lexemes ourselves keeps the course's code-aware terms, so full-text
+    search matches the same terms as BM25. Positions stop at 16383, PostgreSQL's maximum.
+    """
+    positions: dict[str, list[int]] = {}
+    for i, term in enumerate(terms, 1):
+        if not term or len(term.encode()) >= 2046:  # PostgreSQL refuses longer lexemes
+            continue
+        positions.setdefault(term, []).append(min(i, 16383))
+    return " ".join(f"{_lexeme(t)}:{','.join(map(str, p[:256]))}" for t, p in positions.items())
+
+
+def tsquery_literal(terms: Sequence[str]) -> str:
+    """An OR of the terms as a tsquery (like BM25, a chunk needs only one of them to match)."""
+    return " | ".join(_lexeme(t) for t in dict.fromkeys(terms) if t and len(t.encode()) < 2046)
+
+
+def page_hash(chunks: Sequence[Chunk]) -> str:
+    """What a page contributes to the index, hashed: its chunks' embedded texts, in order."""
+    return hashlib.sha256("\n".join(c.content_hash for c in chunks).encode()).hexdigest()
+
+
+# ---------------------------------------------------------------------------------------------
+# The store
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS store_meta (key text PRIMARY KEY, value text NOT NULL);
+CREATE TABLE IF NOT EXISTS pages (
+    doc text PRIMARY KEY, content_hash text NOT NULL, n_chunks int NOT NULL,
+    indexed_at timestamptz NOT NULL DEFAULT now());
+CREATE TABLE IF NOT EXISTS chunks (
+    chunk_id text PRIMARY KEY,
+    doc text NOT NULL REFERENCES pages(doc) ON DELETE CASCADE,
+    seq int NOT NULL, section_id text, heading_path text[] NOT NULL, kinds text[] NOT NULL,
+    title text NOT NULL, context text NOT NULL, body text NOT NULL, embedded_text text NOT NULL,
+    n_tokens int NOT NULL, content_hash text NOT NULL,
+    embedding vector({dim}) NOT NULL,
+    lexemes tsvector NOT NULL,
+    fts_english tsvector GENERATED ALWAYS AS (to_tsvector('english', embedded_text)) STORED);
+CREATE INDEX IF NOT EXISTS chunks_doc ON chunks (doc, seq);
+CREATE INDEX IF NOT EXISTS chunks_hnsw ON chunks USING hnsw (embedding vector_cosine_ops);
+CREATE INDEX IF NOT EXISTS chunks_lexemes ON chunks USING gin (lexemes);
+CREATE INDEX IF NOT EXISTS chunks_english ON chunks USING gin (fts_english);
+"""
+
+COLUMNS = ("chunk_id", "doc", "seq", "section_id", "heading_path", "kinds", "title", "context",
+           "body", "embedded_text", "n_tokens", "content_hash", "embedding", "lexemes")
+
+
+@dataclass
+class IndexReport:
+    """What one `Store.index` call did, page by page, and how long it took."""
+
+    added: list[str] = field(default_factory=list)
+    changed: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+    unchanged: int = 0
+    chunks_written: int = 0
+    seconds: float = 0.0
+
+
+class Store:
+    """Pages and chunks in PostgreSQL; a retriever with `.chunks`, `.name` and `.search`.
+
+    Opening checks the extension, creates the schema for the embedder's dimension, and refuses an
+    index built with another model (`StaleIndexError`: pass `rebuild=True`). `exact=True` searches
+    without the HNSW index (for parity with NumPy); `ef_search` sets `hnsw.ef_search` per query;
+    `lexical` is "simple" (the course's code-aware terms) or "english" (PostgreSQL's own stemming,
+    the contrast). With a `reranker`, the fused top `top_n` are re-ordered as in lesson 07.
+    """
+
+    def __init__(self, conn, *, embedder=None, model: str | None = None, rebuild: bool = False,
+                 reranker: Reranker | None = None, exact: bool = False, ef_search: int = 40,
+                 lexical: Literal["simple", "english"] = "simple", candidates: int = settings.CANDIDATES,
+                 top_n: int = settings.TOP_N, rrf_k: int = settings.RRF_K):
+        self.conn = conn
+        self.embedder = embedder or ModelEmbedder(model)
+        self.reranker, self.exact, self.ef_search, self.lexical = reranker, exact, ef_search, lexical
+        self.candidates, self.top_n, self.rrf_k = candidates, top_n, rrf_k
+        self._ensure_extension()
+        if rebuild:
+            self.drop()
+        self._ensure_schema()
+        self.chunks: list[Chunk] = []
+        self._positions: dict[str, int] = {}
+        self.refresh()
+
+    @property
+    def name(self) -> str:
+        dense = "exact" if self.exact else f"hnsw(ef_search={self.ef_search})"
+        tail = f" + {self.reranker.name}" if self.reranker is not None else ""
+        return f"postgres: {dense} + fts({self.lexical}) (rrf){tail}"
+
+    # --- schema and model checks ---------------------------------------------------------
+
+    def _ensure_extension(self) -> None:
+        import psycopg
+
+        try:
+            self.conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
+        except psycopg.Error as err:
+            raise StoreError(f"the pgvector extension is not available on this server "
+                             f"({type(err).__name__}): install pgvector there, use the image "
+                             f"pgvector/pgvector:pg16, or unset DATABASE_URL for the embedded server") from None
+
+    def drop(self) -> None:
+        """Delete the store's tables (the next open recreates them empty)."""
+        self.conn.execute("DROP TABLE IF EXISTS chunks, pages, store_meta")
+
+    def _ensure_schema(self) -> None:
+        dim, key = self.embedder.dim, self.embedder.key
+        with self.conn.transaction():
+            self.conn.execute(SCHEMA.format(dim=int(dim)))
+            row = self.conn.execute(
+                "SELECT format_type(atttypid, atttypmod) FROM pg_attribute "
+                "WHERE attrelid = 'chunks'::regclass AND attname = 'embedding'").fetchone()
+            if row[0] != f"vector({dim})":
+                raise StaleIndexError(f"the chunks table holds {row[0]} but the model gives vector({dim}): "
+                                      f"open the store with rebuild=True to re-index with this model")
+            self.conn.execute("INSERT INTO store_meta VALUES ('model', %s), ('dim', %s) "
+                              "ON CONFLICT (key) DO NOTHING", (key, str(dim)))
+            stored = self.conn.execute("SELECT value FROM store_meta WHERE key = 'model'").fetchone()[0]
+        if stored != key:
+            raise StaleIndexError(f"the index was built with {stored!r}, not {key!r}: open the store "
+                                  f"with rebuild=True to re-index with this model")
+
+    # --- indexing ------------------------------------------------------------------------
+
+    def index(self, chunks: Sequence[Chunk], *,
+              inside_page: Callable[[str], None] | None = None) -> IndexReport:
+        """Bring the index in line with `chunks`: new and changed pages written, removed ones deleted.
+
+        Idempotent and incremental: a page whose hash (`page_hash`) is stored unchanged is not
+        touched, so nothing of it is embedded again. Each changed page is deleted and rewritten in
+        ONE transaction, so a crash leaves every page either as it was or as it is now.
+        `inside_page(doc)` runs inside that transaction just before it commits (tests kill the
+        process there).
+        """
+        start = time.perf_counter()
+        by_doc: dict[str, list[Chunk]] = {}
+        for chunk in chunks:
+            by_doc.setdefault(chunk.doc, []).append(chunk)
+        stored = dict(self.conn.execute("SELECT doc, content_hash FROM pages").fetchall())
+        report = IndexReport()
+        for doc, page_chunks in by_doc.items():
+            digest = page_hash(page_chunks)
+            if stored.get(doc) == digest:
+                report.unchanged += 1
+                continue
+            (report.changed if doc in stored else report.added).append(doc)
+            self._write_page(doc, page_chunks, digest, inside_page)
+            report.chunks_written += len(page_chunks)
+        for doc in sorted(set(stored) - set(by_doc)):
+            self.conn.execute("DELETE FROM pages WHERE doc = %s", (doc,))  # chunks cascade
+            report.removed.append(doc)
+        self.refresh()
+        report.seconds = time.perf_counter() - start
+        return report
+
+    def _write_page(self, doc: str, chunks: list[Chunk], digest: str,
+                    inside_page: Callable[[str], None] | None) -> None:
+        texts = [c.text for c in chunks]
+        vectors = self.embedder.embed(texts)  # before the transaction: keep it short
+        # Chunkers record their token count; only chunks without one are tokenized here.
+        unknown = [c.text for c in chunks if not c.meta.get("tokens")]
+        counted = iter(self.embedder.count(unknown) if unknown else [])
+        counts = [c.meta.get("tokens") or next(counted) for c in chunks]
+        rows = [(c.id, c.doc, seq, c.section_id, list(c.heading_path), list(c.kinds), c.title,
+                 c.context, c.body, c.text, int(n), c.content_hash, vector_literal(v),
+                 tsvector_literal(code_aware_tokens(c.text)))
+                for seq, (c, v, n) in enumerate(zip(chunks, vectors, counts))]
+        with self.conn.transaction():
+            self.conn.execute("DELETE FROM pages WHERE doc = %s", (doc,))
+            self.conn.execute("INSERT INTO pages (doc, content_hash, n_chunks) VALUES (%s, %s, %s)",
+                              (doc, digest, len(chunks)))
+            with self.conn.cursor().copy(f"COPY chunks ({', '.join(COLUMNS)}) FROM STDIN") as copy:
+                for row in rows:
+                    copy.write_row(row)
+            if inside_page is not None:
+                inside_page(doc)
+
+    def refresh(self) -> None:
+        """Reload the chunk list that Hits index into, in page-path then chunk order."""
+        rows = self.conn.execute(
+            "SELECT chunk_id, doc, body, title, heading_path, section_id, kinds, context, n_tokens "
+            "FROM chunks ORDER BY doc COLLATE \"C\", seq").fetchall()
+        self.chunks = [Chunk(id=r[0], doc=r[1], body=r[2], title=r[3], heading_path=tuple(r[4]),
+                             section_id=r[5], kinds=tuple(r[6]), context=r[7], meta={"tokens": r[8]})
+                       for r in rows]
+        self._positions = {c.id: i for i, c in enumerate(self.chunks)}
+
+    def verify(self) -> list[str]:
+        """Pages whose stored chunks do not hash to the page's recorded hash (should be none)."""
+        rows = self.conn.execute(
+            "SELECT p.doc, p.content_hash, array_agg(c.content_hash ORDER BY c.seq) FILTER "
+            "(WHERE c.chunk_id IS NOT NULL) FROM pages p LEFT JOIN chunks c ON c.doc = p.doc "
+            "GROUP BY p.doc, p.content_hash").fetchall()
+        return [doc for doc, digest, hashes in rows
+                if hashlib.sha256("\n".join(hashes or []).encode()).hexdigest() != digest]
+
+    # --- search --------------------------------------------------------------------------
+
+    def _settings(self) -> None:
+        """Per-transaction planner settings: exact search forbids the index, else set ef_search."""
+        if self.exact:
+            self.conn.execute("SELECT set_config('enable_indexscan', 'off', true)")
+        else:
+            self.conn.execute("SELECT set_config('hnsw.ef_search', %s, true)", (str(self.ef_search),))
+
+    def _query_params(self, query: str, where: Filter | None) -> tuple[str, dict]:
+        if where is not None and not isinstance(where, Filter):
+            raise TypeError("Store.search needs where=store.Filter(...): a Python function cannot run "
+                            "inside PostgreSQL")
+        condition, params = (where or Filter()).sql()
+        params["vec"] = vector_literal(self.embedder.embed([query])[0])
+        params["tsq"] = tsquery_literal(code_aware_tokens(query)) or None  # NULL matches nothing
+        params["text"] = query
+        return condition, params
+
+    def dense(self, query: str, *, k: int = 20, where: Filter | None = None) -> list[Hit]:
+        """Dense search alone (HNSW, or exact), score = cosine similarity."""
+        condition, params = self._query_params(query, where)
+        sql = (f"SELECT c.chunk_id, 1 - (c.embedding <=> %(vec)s::vector) FROM chunks c WHERE {condition} "
+               f"ORDER BY c.embedding <=> %(vec)s::vector LIMIT %(k)s")
+        return self._run(sql, {**params, "k": k})
+
+    def lexical_search(self, query: str, *, k: int = 20, where: Filter | None = None,
+                       config: Literal["simple", "english"] | None = None) -> list[Hit]:
+        """Full-text search alone, ranked by ts_rank (length-normalised), ties by page and order."""
+        condition, params = self._query_params(query, where)
+        sql = f"SELECT chunk_id, score FROM ({self._lexical_sql(config or self.lexical, condition)}) l"
+        return self._run(sql, {**params, "n": k})
+
+    @staticmethod
+    def _lexical_sql(config: str, condition: str) -> str:
+        if config == "simple":
+            doc, tsq = "c.lexemes", "%(tsq)s::tsquery"
+        elif config == "english":
+            # plainto_tsquery ANDs the words; OR them, as BM25 does, so partial matches count.
+            doc, tsq = "c.fts_english", "replace(plainto_tsquery('english', %(text)s)::text, '&', '|')::tsquery"
+        else:
+            raise ValueError(f"lexical must be 'simple' or 'english', not {config!r}")
+        return (f"SELECT c.chunk_id, ts_rank({doc}, {tsq}, 1) AS score, c.doc, c.seq FROM chunks c "
+                f"WHERE {doc} @@ {tsq} AND {condition} ORDER BY score DESC, c.doc COLLATE \"C\", c.seq "
+                f"LIMIT %(n)s")
+
+    def fused(self, query: str, *, k: int = 20, where: Filter | None = None) -> list[Hit]:
+        """Dense and full-text top `candidates`, fused by RRF in one SQL query (no re-ranking)."""
+        condition, params = self._query_params(query, where)
+        sql = f"""
+            WITH dense AS (
+                SELECT chunk_id, doc, seq, row_number() OVER (ORDER BY dist, doc COLLATE "C", seq) AS rank
+                FROM (SELECT c.chunk_id, c.doc, c.seq, c.embedding <=> %(vec)s::vector AS dist
+                      FROM chunks c WHERE {condition}
+                      ORDER BY c.embedding <=> %(vec)s::vector LIMIT %(n)s) d),
+            lexical AS (
+                SELECT chunk_id, doc, seq, row_number() OVER (ORDER BY score DESC, doc COLLATE "C", seq) AS rank
+                FROM ({self._lexical_sql(self.lexical, condition)}) l),
+            both_lists AS (SELECT * FROM dense UNION ALL SELECT * FROM lexical)
+            SELECT chunk_id, sum(1.0 / (%(rrf_k)s + rank))::float8 AS score FROM both_lists
+            GROUP BY chunk_id, doc, seq ORDER BY score DESC, doc COLLATE "C", seq LIMIT %(k)s"""
+        return self._run(sql, {**params, "n": max(k, self.candidates), "rrf_k": self.rrf_k, "k": k})
+
+    def _run(self, sql: str, params: dict) -> list[Hit]:
+        with self.conn.transaction():
+            self._settings()
+            rows = self.conn.execute(sql, params).fetchall()
+        hits = [Hit(self._positions[cid], float(score)) for cid, score in rows]
+        return sorted(hits, key=lambda h: (-h.score, h.index))  # the course's tie rule
+
+    def search(self, query: str, *, k: int = 20, where: Filter | None = None) -> list[Hit]:
+        """The pipeline: fused SQL search of the top max(k, top_n), re-ranked in Python if set."""
+        hits = self.fused(query, k=max(k, self.top_n), where=where)
+        if self.reranker is None:
+            return hits[:k]
+        return rerank(self.reranker, query, hits, self.chunks, top_n=self.top_n)[:k]
+
+    def sizes(self) -> dict[str, int]:
+        """Bytes on disk: the chunks table with everything, its HNSW index, its full-text indexes."""
+        row = self.conn.execute(
+            "SELECT pg_total_relation_size('chunks'), pg_relation_size('chunks_hnsw'), "
+            "pg_relation_size('chunks_lexemes') + pg_relation_size('chunks_english')").fetchone()
+        return {"total": row[0], "hnsw": row[1], "fulltext": row[2]}
+
+
+def open_store(url: str, **options) -> Store:
+    """Connect to `url` and open the store (keyword options go to `Store`)."""
+    return Store(connect(url), **options)
+
+
+def chunks_for(store: Store, ids: Iterable[str]) -> list[Chunk]:
+    """The store's chunks with these ids, in the given order (for showing results)."""
+    return [store.chunks[store._positions[i]] for i in ids]

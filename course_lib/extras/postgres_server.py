@@ -1,0 +1,75 @@
+"""Where lesson 11's PostgreSQL comes from: an embedded server, or any server by URL.
+
+`embedded_server()` starts a real PostgreSQL 16 with pgvector (the PyPI package `pgserver`) in a
+per-user folder and stops it on exit, or hands back `DATABASE_URL` when that names another server;
+`connect()` opens a psycopg 3 connection with an error a learner can act on. `course_lib.extras.postgres`
+builds the index on top; the errors of both live here.
+"""
+from __future__ import annotations
+
+import getpass
+import os
+import tempfile
+import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+DOCKER_HINT = "docker run -d -p 5432:5432 -e POSTGRES_PASSWORD=pw pgvector/pgvector:pg16"
+
+
+class StoreError(RuntimeError):
+    """The store cannot be used as it is; the one-line message says what to do."""
+
+
+class StaleIndexError(StoreError):
+    """The index was built with another embedding model (or dimension) than the one asked for."""
+
+
+# ---------------------------------------------------------------------------------------------
+# The server
+
+
+def default_data_dir() -> Path:
+    """A per-user writable folder for the embedded server's data (`COURSE_PG_DIR` overrides it).
+
+    Not the course cache: a classroom may share that read-only, and PostgreSQL needs to own and
+    write its data folder. The index is rebuilt from the corpus, so a temp folder is enough.
+    """
+    override = os.environ.get("COURSE_PG_DIR")
+    return Path(override) if override else Path(tempfile.gettempdir()) / f"course_lib-pg-{getpass.getuser()}"
+
+
+@contextmanager
+def embedded_server(data_dir: str | Path | None = None, *, use_env: bool = True) -> Iterator[str]:
+    """Yield a PostgreSQL URL: `DATABASE_URL` if set, else an embedded server stopped on exit.
+
+    `use_env=False` always starts the embedded one (the tests do, so they never drop tables on
+    a server a learner pointed DATABASE_URL at).
+    """
+    url = os.environ.get("DATABASE_URL") if use_env else None
+    if url:
+        yield url
+        return
+    with warnings.catch_warnings():
+        # platformdirs warns when XDG_RUNTIME_DIR is unset (containers, CI); pgserver copes.
+        warnings.filterwarnings("ignore", message=".*XDG_RUNTIME_DIR")
+        import pgserver
+
+        server = pgserver.get_server(Path(data_dir or default_data_dir()), cleanup_mode="stop")
+    try:
+        yield server.get_uri()
+    finally:
+        server.cleanup()
+
+
+def connect(url: str):
+    """Open an autocommit psycopg 3 connection, with a message a learner can act on if it fails."""
+    import psycopg
+
+    try:
+        return psycopg.connect(url, autocommit=True, connect_timeout=5)
+    except psycopg.OperationalError as err:
+        first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+        raise StoreError(f"no PostgreSQL server reachable at {url} ({first}): unset DATABASE_URL to "
+                         f"use the embedded server, or start one: {DOCKER_HINT}") from None

@@ -1,0 +1,53 @@
+"""Results kept on disk as gzip-compressed JSON, keyed by everything they depend on.
+
+For results that are slow to compute and not arrays (lesson 10's peer chunkings: docling takes
+a minute per corpus): the file name is a digest of the inputs, so a changed input is a new
+file and a stale result is never read. Files are written atomically (a new file, then a rename)
+so a reader in another process never meets half of one, and a disk that misbehaves costs one
+warning line (the embedding store's, once per folder and problem), never the result: the caller
+computes again.
+"""
+from __future__ import annotations
+
+import gzip
+import hashlib
+import json
+import os
+import uuid
+from collections.abc import Iterable
+from pathlib import Path
+
+from course_lib.infra.paths import cache_dir
+from course_lib.infra.vector_cache import warn_once
+
+
+def cache_path(folder: str, name: str, parts: Iterable[str]) -> Path:
+    """`<cache>/<folder>/<name>-<digest of parts>.json.gz`; each part is separated, so no two
+    different lists of parts share a digest by running together."""
+    digest = hashlib.sha256()
+    for part in parts:
+        digest.update(part.encode("utf-8", "replace") + b"\0")
+    return cache_dir() / folder / f"{name}-{digest.hexdigest()[:32]}.json.gz"
+
+
+def read_json(path: Path):
+    """The stored value, or None when the file is absent or unreadable (one warning line)."""
+    try:
+        return json.loads(gzip.decompress(path.read_bytes()))
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError, EOFError) as err:
+        warn_once(path, "unreadable, computing again", err)
+        return None
+
+
+def write_json(path: Path, value) -> None:
+    """Store a JSON-able value atomically; a folder that cannot be written costs one warning line."""
+    partial = path.with_name(f".{path.name}.{uuid.uuid4().hex}.partial")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        partial.write_bytes(gzip.compress(json.dumps(value).encode("utf-8")))
+        os.replace(partial, path)
+    except OSError as err:
+        warn_once(path.parent, "not written, computing without caching", err)
+        partial.unlink(missing_ok=True)

@@ -1,0 +1,52 @@
+"""What each lesson measured, saved as JSON so `make course` and the README can summarise it.
+
+A notebook ends with `record("01_naive_baseline", chunks=2391, ...)`; the figures are the ones
+the notebook computed in that run, never typed in.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from course_lib.infra.paths import cache_dir
+
+
+def lessons_dir() -> Path:
+    folder = cache_dir() / "lessons"
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+def record(lesson: str, **figures) -> dict:
+    """Merge figures into the lesson's JSON record; return only the figures given in this call.
+
+    The file also holds what `make course` adds (runtime, load), which describe an EARLIER run of
+    the notebook; returning them would print an old run's runtime as if this run had measured it.
+    """
+    path = lessons_dir() / f"{lesson}.json"
+    current = json.loads(path.read_text()) if path.exists() else {}
+    current.update(figures)
+    path.write_text(json.dumps(current, indent=2, sort_keys=True, default=str))
+    return dict(sorted(figures.items()))
+
+
+def load_records() -> dict[str, dict]:
+    """Every lesson's record, by lesson name in lesson order; unreadable files are reported."""
+    records = {}
+    for path in sorted(lessons_dir().glob("*.json")):
+        try:
+            records[path.stem] = json.loads(path.read_text())
+        except json.JSONDecodeError as err:
+            records[path.stem] = {"error": f"{path.name}: unreadable ({err})"}
+    return records
+
+
+def format_records(records: dict[str, dict]) -> str:
+    """A short plain-text summary: one block per lesson, one figure per line."""
+    lines = []
+    for lesson, figures in records.items():
+        lines.append(lesson)
+        for key, value in figures.items():
+            shown = f"{value:.3f}" if isinstance(value, float) else value
+            lines.append(f"    {key:<32} {shown}")
+    return "\n".join(lines)

