@@ -2,7 +2,7 @@
 
     python scripts/golden_authoring.py show library/threading.html [--corpus data/corpus]
     python scripts/golden_authoring.py find "releases the lock" [--corpus data/corpus]
-    python scripts/golden_authoring.py check drafts.jsonl [--corpus data/corpus] [--against data/golden/golden.jsonl]
+    python scripts/golden_authoring.py check drafts.jsonl [--corpus DIR] [--against data/golden/golden.jsonl]
 
 `show` prints a page's visible text block by block, each section opened by its id (`§ id`), so a
 writer reads the rendered page and copies the id and a verbatim quote. `find` names every page
@@ -24,49 +24,24 @@ import os
 import sys
 from pathlib import Path
 
-from bs4 import BeautifulSoup, NavigableString, Tag
+from bs4 import BeautifulSoup, Tag
 
 from course_lib.core.load import decode_html
-from course_lib.evaluation.golden import (
-    KINDS,
-    MAX_EVIDENCE_WORDS,
-    MIN_EVIDENCE_WORDS,
-    normalize,
-    section_text,
-)
+from course_lib.evaluation.golden import KINDS, evidence_problem, normalize
+from course_lib.evaluation.golden_checks import QUOTE_BLOCKS, section_nodes, quote_problem, visible_soup
 
 ROOT = Path(__file__).resolve().parents[1]
-BLOCK_TAGS = {"p", "li", "td", "th", "dt", "dd", "pre", "caption", "figcaption", "blockquote",
-              "h1", "h2", "h3", "h4", "h5", "h6"}
-HIDDEN_TAGS = ["script", "style", "noscript", "template"]
 
 
 @functools.lru_cache(maxsize=16)
 def page_soup(corpus: Path, doc: str) -> BeautifulSoup:
     """The page as a reader sees it: decoded like the pipelines decode it, scripts removed."""
-    soup = BeautifulSoup(decode_html((corpus / doc).read_bytes()), "lxml")
-    for tag in soup(HIDDEN_TAGS):
-        tag.decompose()
-    return soup
+    return visible_soup(decode_html((corpus / doc).read_bytes()))
 
 
 def innermost_blocks(root: Tag) -> list[Tag]:
-    """Block elements that hold no other block element: the units a quote must stay inside."""
-    blocks = [t for t in root.find_all(BLOCK_TAGS)]
-    return [b for b in blocks if b.name == "pre" or not b.find(BLOCK_TAGS)]
-
-
-def block_texts(root: Tag) -> list[str]:
-    """Normalised text of every unit a quote may lie in: innermost blocks, and for a block with
-    nested blocks (a list item holding a paragraph and a sub-list) its own direct text."""
-    texts = [normalize(b.get_text()) for b in innermost_blocks(root)]
-    for block in root.find_all(BLOCK_TAGS):
-        if block.find(BLOCK_TAGS):
-            own = "".join(s for s in block.children if isinstance(s, NavigableString))
-            inline = "".join(c.get_text() for c in block.children
-                             if isinstance(c, Tag) and c.name not in BLOCK_TAGS and not c.find(BLOCK_TAGS))
-            texts.append(normalize(own + inline))
-    return texts
+    """Block elements that hold no other block element: what `show` prints, one per line."""
+    return [b for b in root.find_all(QUOTE_BLOCKS) if b.name == "pre" or not b.find(QUOTE_BLOCKS)]
 
 
 def show(corpus: Path, doc: str) -> None:
@@ -89,12 +64,13 @@ def all_pages(corpus: Path) -> dict[str, str]:
     """Normalised visible text of every page of the corpus, kept in .cache/ after the first call
     (keyed by each page's size and modification time), so repeated checks take seconds."""
     files = sorted(corpus.rglob("*.html"))
-    key = hashlib.sha256("".join(f"{f}:{f.stat().st_size}:{f.stat().st_mtime_ns}" for f in files).encode()).hexdigest()
+    stamp = "".join(f"{f}:{f.stat().st_size}:{f.stat().st_mtime_ns}" for f in files)
+    key = hashlib.sha256(stamp.encode()).hexdigest()
     cache = ROOT / ".cache" / "golden_authoring" / f"{key[:16]}.json"
     if cache.is_file():
         return json.loads(cache.read_text(encoding="utf-8"))
-    texts = {f.relative_to(corpus).as_posix(): normalize(page_soup(corpus, f.relative_to(corpus).as_posix()).get_text())
-             for f in files}
+    paths = [f.relative_to(corpus).as_posix() for f in files]
+    texts = {path: normalize(page_soup(corpus, path).get_text()) for path in paths}
     cache.parent.mkdir(parents=True, exist_ok=True)
     temporary = cache.with_suffix(f".{os.getpid()}.tmp")
     temporary.write_text(json.dumps(texts), encoding="utf-8")
@@ -121,22 +97,14 @@ def check_line(record: dict, corpus: Path, texts: dict[str, str], seen: dict[str
     doc, section, evidence = record["doc"], record["section"], record["evidence"]
     if doc not in texts:
         return problems + [f"no page {doc}"]
-    words = len(evidence.split())
-    if not MIN_EVIDENCE_WORDS <= words <= MAX_EVIDENCE_WORDS:
-        problems.append(f"evidence has {words} words (4-20)")
+    problems += [p for p in [evidence_problem(evidence)] if p]
     quote = normalize(evidence)
     if quote in seen:
         problems.append(f"evidence repeats {seen[quote]}")
-    soup = page_soup(corpus, doc)
-    text = section_text(soup, section)
-    if text is None:
+    nodes = section_nodes(page_soup(corpus, doc), section)
+    if nodes is None:
         return problems + [f"no id {section!r} in {doc}"]
-    if quote not in normalize(text):
-        return problems + [f"evidence not in the visible text of section {section!r}"]
-    element = soup.find(id=section)
-    scope = element.parent if element.name.startswith("h") and element.parent.name == "section" else element
-    if not any(quote in t for t in block_texts(scope)):
-        problems.append("evidence spans two blocks (paragraphs, cells or items): quote inside one")
+    problems += [p for p in [quote_problem(evidence, nodes, f"section {section!r}")] if p]
     others = [page for page, body in texts.items() if page != doc and quote in body]
     if others:
         problems.append(f"evidence also occurs on {', '.join(others[:3])}")

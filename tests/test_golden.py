@@ -7,15 +7,9 @@ from pathlib import Path
 import pytest
 from bs4 import BeautifulSoup
 
-from course_lib.evaluation import golden
-from course_lib.evaluation.golden import (
-    Question,
-    load_golden,
-    normalize,
-    section_text,
-    validate_golden,
-    validate_main,
-)
+from course_lib.evaluation import golden_checks
+from course_lib.evaluation.golden import Place, Question, load_golden, normalize
+from course_lib.evaluation.golden_checks import section_text, validate_golden, visible_soup
 from course_lib.infra.errors import GoldenError
 
 FIXTURES = Path(__file__).parent / "fixtures" / "eval"
@@ -47,9 +41,19 @@ def write_golden(tmp_path: Path, *lines: str | dict) -> Path:
     ("\ufb01le STRASSE", "filestrasse"),   # NFKC turns the ligature into "fi"
     ("Stra\u00dfe", "strasse"),           # casefold, not lower
     ("line\nbreak\ttab", "linebreaktab"),
+    ("\u2018it\u2019s\u2019 \u201cquoted\u201d", "'it's'\"quoted\""),  # curly quotes and apostrophes
+    ("a \u2013 b \u2014 c \u2212 1", "a-b-c-1"),      # en dash, em dash, minus sign
+    ("wait\u2026", "wait..."),
 ])
 def test_normalize(raw, expected):
     assert normalize(raw) == expected
+
+
+def test_normalize_folds_typographic_punctuation_on_both_sides():
+    page = "The default is \u2018raise\u2019 \u2014 see \u201cerrors\u201d\u2026"
+    peer = "The default is 'raise' - see \"errors\"..."
+    assert normalize(page) == normalize(peer)
+    assert normalize("'raise'") != normalize("raise")  # quotes are folded, not dropped
 
 
 def test_normalize_makes_spacing_irrelevant_but_keeps_punctuation():
@@ -109,12 +113,12 @@ def test_load_golden_rejects_short_evidence(tmp_path):
 
 @pytest.fixture(scope="module")
 def datetime_soup():
-    return golden._load_soup(CORPUS / "library" / "datetime.html")
+    return visible_soup((CORPUS / "library" / "datetime.html").read_text())
 
 
 @pytest.fixture(scope="module")
 def flat_soup():
-    return golden._load_soup(CORPUS / "flat.html")
+    return visible_soup((CORPUS / "flat.html").read_text())
 
 
 def test_section_text_of_section_element(datetime_soup):
@@ -188,6 +192,18 @@ BAD_LINES = [
     ({**GOOD, "id": "b", "evidence": "strftime accepts a hidden script phrase",
       "section": "module-datetime"},
      "golden.jsonl:2: evidence not found in section 'module-datetime' of library/datetime.html"),
+    ({**GOOD, "id": "b", "evidence": "Format Codes The following is a list"},  # heading into paragraph
+     "golden.jsonl:2: evidence spans two blocks in section 'format-codes'"),
+    ({**GOOD, "id": "b", "evidence": "abbreviated name. %d Day of the month"},  # across two cells
+     "golden.jsonl:2: evidence spans two blocks in section 'format-codes'"),
+    ({**GOOD, "id": "b", "also": [{"doc": "flat.html", "evidence": "no such words on that page"}]},
+     "golden.jsonl:2: also: evidence not found in flat.html"),
+    ({**GOOD, "id": "b", "also": [{"doc": "../outside.html", "evidence": "one two three four"}]},
+     "golden.jsonl:2: also: doc '../outside.html' points outside the corpus"),
+    ({**GOOD, "id": "b", "also": [{"doc": "flat.html"}]},
+     "golden.jsonl:2: each 'also' entry must be"),
+    ({**GOOD, "id": "b", "also": [{"doc": "flat.html", "evidence": "too short"}]},
+     "golden.jsonl:2: also: evidence has 2 words"),
 ]
 
 
@@ -203,7 +219,7 @@ def test_validate_accepts_evidence_through_entities_and_spacing(tmp_path):
              {**GOOD, "id": "b", "section": "examples", "kind": "code",
               "evidence": 'os . path . join("a", "b") &amp;&amp; done'},
              {**GOOD, "id": "c", "section": "format-codes", "kind": "exact",
-              "evidence": "FORMAT   CODES¶ The following is"}]
+              "evidence": "THE FOLLOWING is   a list of all"}]
     assert validate_golden(write_golden(tmp_path, *lines), CORPUS) == []
 
 
@@ -215,31 +231,27 @@ def test_validate_reports_every_bad_line_and_continues(tmp_path):
 
 def test_validate_parses_each_page_once(tmp_path, monkeypatch):
     calls = []
-    real = golden._load_soup
-    monkeypatch.setattr(golden, "_load_soup", lambda p, html=None: calls.append(p) or real(p, html))
+    real = golden_checks.visible_soup
+    monkeypatch.setattr(golden_checks, "visible_soup", lambda html: calls.append(1) or real(html))
     lines = [{**GOOD, "id": str(i)} for i in range(4)]
     assert validate_golden(write_golden(tmp_path, *lines), CORPUS) == []
-    assert calls == [CORPUS / "library" / "datetime.html"]
+    assert calls == [1]
 
 
-# --- validate_main -----------------------------------------------------------------------------
-
-def test_validate_main_clean(capsys):
-    assert validate_main([str(GOLDEN), "--corpus", str(CORPUS)]) == 0
-    assert capsys.readouterr().out == "5 questions, 0 errors\n"
-
-
-def test_validate_main_with_errors(tmp_path, capsys):
-    path = write_golden(tmp_path, GOOD, {**GOOD, "id": "b", "section": "nope"})
-    assert validate_main([str(path), "--corpus", str(CORPUS)]) == 1
-    assert capsys.readouterr().out.splitlines() == [
-        "golden.jsonl:2: no element with id 'nope' in library/datetime.html",
-        "2 questions, 1 errors"]
+def test_an_also_place_is_read_and_validated_on_its_own_page(tmp_path):
+    line = {**GOOD, "also": [{"doc": "./library/datetime.html",
+                              "evidence": "Use Tom & Jerry style names only"}]}
+    path = write_golden(tmp_path, line)
+    assert validate_golden(path, CORPUS) == []
+    (q,) = load_golden(path)
+    assert q.also == (Place("./library/datetime.html", "Use Tom & Jerry style names only"),)
 
 
-def test_validate_main_missing_file(tmp_path, capsys):
-    assert validate_main([str(tmp_path / "none.jsonl"), "--corpus", str(CORPUS)]) == 2
-    assert "no such file" in capsys.readouterr().err
+def test_an_unanswerable_question_has_no_also_place(tmp_path):
+    line = {**GOOD, "kind": "unanswerable", "doc": None, "section": None, "evidence": None,
+            "also": [{"doc": "flat.html", "evidence": "one two three four"}]}
+    with pytest.raises(GoldenError, match="no 'also'"):
+        load_golden(write_golden(tmp_path, line))
 
 
 def test_a_drafted_line_with_an_empty_question_is_invalid(tmp_path):

@@ -136,7 +136,7 @@ def _check(args: argparse.Namespace) -> int:
 
 
 def _validate(args: argparse.Namespace) -> int:
-    from course_lib.evaluation.golden import check_golden
+    from course_lib.evaluation.golden_checks import check_golden
 
     loaded = _load(args, parse=False)
     result = check_golden(args.file, loaded.folder, pages={p.path: p.html for p in loaded.pages})
@@ -158,7 +158,7 @@ def _pipelines(args: argparse.Namespace) -> int:
 def _golden_questions(args: argparse.Namespace, loaded, golden: Path, split: str | None):
     """The golden questions checked against this corpus by the validate-golden judge; refuses
     on any problem unless --skip-invalid, which names what it leaves out."""
-    from course_lib.evaluation.golden import check_golden
+    from course_lib.evaluation.golden_checks import check_golden
 
     result = check_golden(golden, loaded.folder, pages={p.path: p.html for p in loaded.pages}, split=split)
     answerable = [q for q in result.questions if q.answerable]

@@ -1,0 +1,205 @@
+"""Checking a golden file against its corpus: every quote is where the file says it is.
+
+A quote that is not on its page would silently turn a correct retrieval into a miss, so
+`check_golden` (the one judge `validate-golden` and `evaluate` share) checks each line: valid JSON
+and fields, a 4-20 word quote, a page inside the corpus, the section id on that page, and the
+quote in that section's VISIBLE text (what a reader of the rendered page sees: scripts and styles
+removed) inside ONE block: one paragraph, list item, table cell, definition term, definition,
+heading or code block, never across two. A quote inside one block can be kept whole by any
+chunker that respects blocks, so the judge measures retrieval rather than formatting. Each
+`also` place is checked the same way on its own page (no section needed).
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from bs4 import BeautifulSoup, NavigableString, Tag
+from bs4.element import Comment
+
+from course_lib.core.html_parts import HEADING_TAGS
+from course_lib.core.load import load_corpus
+from course_lib.evaluation.golden import Question, _check_question, _numbered_lines, _parse_record, normalize
+
+# The units a quote must stay inside: a text block, a table cell, a definition, a code block.
+QUOTE_BLOCKS = frozenset({"p", "li", "td", "th", "dt", "dd", "pre", "caption", "figcaption",
+                          "blockquote", *HEADING_TAGS})
+_HEADING_LEVEL = {tag: level for level, tag in enumerate(HEADING_TAGS, start=1)}
+_INVISIBLE = ("script", "style", "noscript", "template")
+
+
+def visible_soup(html: str) -> BeautifulSoup:
+    """A page as its reader sees it: parsed with lxml, scripts, styles and templates removed."""
+    soup = BeautifulSoup(html, "lxml")
+    for tag in soup(list(_INVISIBLE)):
+        tag.decompose()
+    return soup
+
+
+def _text_of(node) -> str:
+    """Visible text of a tag or a bare string; comments are not visible."""
+    if isinstance(node, Tag):
+        return node.get_text(" ")
+    return "" if isinstance(node, Comment) else str(node)
+
+
+def section_nodes(soup: BeautifulSoup, section_id: str) -> list | None:
+    """The nodes that make up a section: the element with the id, or for a heading its parent
+    <section> if it has one, else the heading and its siblings up to the next heading of the same
+    or a higher level (older HTML has flat headings, not nested sections). None when no element
+    has the id."""
+    element = soup.find(id=section_id)
+    if element is None:
+        return None
+    level = _HEADING_LEVEL.get(element.name)
+    if level is None:
+        return [element]
+    if element.parent is not None and element.parent.name == "section":
+        return [element.parent]
+    nodes = [element]
+    for sibling in element.next_siblings:
+        if isinstance(sibling, Tag) and _HEADING_LEVEL.get(sibling.name, 99) <= level:
+            break
+        nodes.append(sibling)
+    return nodes
+
+
+def section_text(soup: BeautifulSoup, section_id: str) -> str | None:
+    """The visible text of the section with this id, or None when no element has it."""
+    nodes = section_nodes(soup, section_id)
+    return None if nodes is None else " ".join(_text_of(node) for node in nodes)
+
+
+def block_texts(nodes) -> list[str]:
+    """Normalised text of every unit a quote may lie in, within these nodes: each block that
+    holds no other block, and for a block holding blocks (a list item with a paragraph and a
+    sub-list) the text it holds directly."""
+    texts = []
+    for node in nodes:
+        if not isinstance(node, Tag):
+            continue
+        blocks = ([node] if node.name in QUOTE_BLOCKS else []) + node.find_all(QUOTE_BLOCKS)
+        for block in blocks:
+            if block.name == "pre" or not block.find(QUOTE_BLOCKS):
+                texts.append(normalize(block.get_text()))
+                continue
+            own = [child.get_text() if isinstance(child, Tag) else str(child)
+                   for child in block.children
+                   if isinstance(child, NavigableString) and not isinstance(child, Comment)
+                   or isinstance(child, Tag) and child.name not in QUOTE_BLOCKS
+                   and not child.find(QUOTE_BLOCKS)]
+            texts.append(normalize("".join(own)))
+    return texts
+
+
+def normalize_doc(doc: str, corpus_dir: Path) -> str:
+    """A golden `doc` as the page path the pipelines use (relative to the corpus, POSIX), or
+    ValueError when it leaves the corpus. "./x.html", "a/../x.html" and an absolute path inside
+    the corpus all name "x.html"; "../x.html" or an absolute path elsewhere is refused."""
+    root = Path(os.path.abspath(corpus_dir))
+    target = Path(os.path.abspath(doc if os.path.isabs(doc) else root / doc))
+    if not target.is_relative_to(root) or target == root:
+        raise ValueError(f"doc '{doc}' points outside the corpus {corpus_dir}")
+    return target.relative_to(root).as_posix()
+
+
+def quote_problem(quote: str, nodes, where: str) -> str | None:
+    """Why a quote is not evidence within these nodes (not in their visible text, or across two
+    blocks), or None when it lies inside one block."""
+    wanted = normalize(quote)
+    if wanted not in normalize(" ".join(_text_of(node) for node in nodes)):
+        return f"evidence not found in {where}"
+    if not any(wanted in text for text in block_texts(nodes)):
+        return f"evidence spans two blocks in {where} — quote inside one paragraph, item, cell or code block"
+    return None
+
+
+def _page(doc: str, corpus_dir: Path, soups: dict, pages: dict[str, str]) -> BeautifulSoup | None:
+    """The visible soup of a page, parsed once per check (None when the page is not there)."""
+    if doc not in soups:
+        soups[doc] = visible_soup(pages[doc]) if doc in pages else None
+    return soups[doc]
+
+
+def _check_in_corpus(q: Question, corpus_dir: Path, soups: dict, pages: dict[str, str]) -> list[str]:
+    """Problems with where a question says its answer is: page, section id, quote; and each
+    `also` place's page and quote."""
+    soup = _page(q.doc, corpus_dir, soups, pages)
+    if soup is None:
+        return [f"doc '{q.doc}' not found under {corpus_dir}"]
+    nodes = section_nodes(soup, q.section)
+    if nodes is None:
+        return [f"no element with id '{q.section}' in {q.doc}"]
+    problems = [quote_problem(q.evidence, nodes, f"section '{q.section}' of {q.doc}")]
+    for place in q.also:
+        doc = place.doc  # already inside the corpus: _with_corpus_paths checked it
+        other = _page(doc, corpus_dir, soups, pages)
+        problem = (f"doc '{place.doc}' not found under {corpus_dir}" if other is None else
+                   quote_problem(place.evidence, [other], doc))
+        problems.append(problem and f"also: {problem}")
+    return [p for p in problems if p]
+
+
+@dataclass(frozen=True)
+class GoldenCheck:
+    """A golden file checked against a corpus: its questions (doc paths normalised), and each
+    problem as (line, question id or None, message)."""
+
+    questions: list[Question]
+    problems: list[tuple[int, str | None, str]]
+    path: Path
+
+    def messages(self) -> list[str]:
+        return [f"{self.path.name}:{line}: {message}" for line, _, message in self.problems]
+
+
+def _with_corpus_paths(q: Question, corpus_dir: Path) -> Question:
+    """The question with its doc and `also` docs as corpus-relative POSIX paths (ValueError when
+    one leaves the corpus)."""
+    doc = normalize_doc(q.doc, corpus_dir)
+    try:
+        also = tuple(replace(p, doc=normalize_doc(p.doc, corpus_dir)) for p in q.also)
+    except ValueError as err:
+        raise ValueError(f"also: {err}") from None
+    return replace(q, doc=doc, also=also)
+
+
+def check_golden(path: str | Path, corpus_dir: str | Path, *, pages: dict[str, str] | None = None,
+                 split: str | None = None) -> GoldenCheck:
+    """Check a golden file against a corpus: the one judge `validate-golden` and `evaluate` share.
+
+    `pages` maps page path to decoded HTML (what the pipelines load); without it, pages are
+    read from `corpus_dir` with the same decoder. Questions of other splits are checked too
+    but only those of `split` are returned.
+    """
+    path, corpus_dir = Path(path), Path(corpus_dir)
+    if pages is None:
+        pages = {page.path: page.html for page in load_corpus(corpus_dir).pages}
+    problems, questions, seen, soups = [], [], set(), {}
+    for number, line in _numbered_lines(path):
+        try:
+            q = _parse_record(line)
+        except ValueError as err:
+            problems.append((number, None, str(err)))
+            continue
+        found = [f"duplicate id '{q.id}'"] if q.id in seen else []
+        seen.add(q.id)
+        found += _check_question(q)
+        if not found and q.answerable:
+            try:
+                q = _with_corpus_paths(q, corpus_dir)
+            except ValueError as err:
+                found = [str(err)]
+            else:
+                found = _check_in_corpus(q, corpus_dir, soups, pages)
+        problems += [(number, q.id, message) for message in found]
+        if split is None or q.split in (None, split):
+            questions.append(q)
+    return GoldenCheck(questions, problems, path)
+
+
+def validate_golden(path: str | Path, corpus_dir: str | Path) -> list[str]:
+    """Check a golden file against the corpus and return one message per problem found
+    ("golden.jsonl:17: evidence not found in section 'x' of y.html"); empty when it is valid."""
+    return check_golden(path, corpus_dir).messages()

@@ -1,0 +1,115 @@
+"""Data tests of the two shipped golden sets: valid against their corpora, large enough to
+resolve the course's effects, balanced, written by a protocol that never looks at a chunker.
+
+The protocol itself is in data/golden/README.md; what can be checked by code is checked here.
+"""
+from __future__ import annotations
+
+import ast
+import hashlib
+import re
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from course_lib.core.load import ensure_corpus, load_pages
+from course_lib.evaluation.golden import KINDS, load_golden, normalize
+from course_lib.evaluation.golden_checks import validate_golden, visible_soup
+from course_lib.infra.paths import DATA_DIR, REPO_ROOT
+
+GOLDEN_DIR = DATA_DIR / "golden"
+
+
+@dataclass(frozen=True)
+class GoldenSet:
+    file: Path
+    corpus: str
+    min_per_split: int  # answerable questions in each of dev and test
+    min_paraphrase: float  # share of paraphrase questions (the kind dense retrieval is for)
+    readme_heading: str  # the README section that states this file's counts
+
+
+SETS = {
+    "python": GoldenSet(GOLDEN_DIR / "golden.jsonl", "python", 180, 0.35, "## Kinds and splits"),
+    "pandas": GoldenSet(GOLDEN_DIR / "pandas.jsonl", "pandas", 100, 0.33, "## The pandas set"),
+}
+# The data scripts that write or select golden questions: none may import a chunker or a pipeline.
+# (scripts/golden_pool.py runs every pipeline, but only adds `also` places; see its test.)
+GOLDEN_SCRIPTS = ("golden_authoring.py", "golden_add.py")
+CHUNKER_MODULES = ("course_lib.core.naive", "course_lib.core.chunking", "course_lib.core.splitting",
+                   "course_lib.core.pipeline", "course_lib.extras.peers")
+
+
+@pytest.fixture(scope="module", params=list(SETS))
+def golden_set(request):
+    spec = SETS[request.param]
+    return spec, load_golden(spec.file), load_pages(corpus=spec.corpus)
+
+
+def test_every_question_is_valid_against_its_corpus(golden_set):
+    spec, _, _ = golden_set
+    assert validate_golden(spec.file, ensure_corpus(corpus=spec.corpus)) == []
+
+
+def test_each_split_has_enough_answerable_questions_to_resolve_the_steps(golden_set):
+    spec, questions, _ = golden_set
+    per_split = Counter(q.split for q in questions if q.answerable)
+    assert min(per_split["dev"], per_split["test"]) >= spec.min_per_split, per_split
+
+
+def test_kinds_are_balanced_between_the_splits_and_mixed_as_planned(golden_set):
+    spec, questions, _ = golden_set
+    counts = Counter((q.kind, q.split) for q in questions)
+    for kind in KINDS:
+        assert counts[kind, "dev"] > 0 and abs(counts[kind, "dev"] - counts[kind, "test"]) <= 1, kind
+    shares = Counter(q.kind for q in questions)
+    assert shares["paraphrase"] / len(questions) >= spec.min_paraphrase
+    assert 0.03 <= shares["unanswerable"] / len(questions) <= 0.08
+
+
+def test_each_quote_occurs_on_its_own_page_only(golden_set):
+    _, questions, pages = golden_set
+    texts = {page.path: normalize(visible_soup(page.html).get_text()) for page in pages}
+    for q in questions:
+        if q.answerable:
+            found = [doc for doc, text in texts.items() if normalize(q.evidence) in text]
+            assert found == [q.doc], (q.id, found)
+
+
+def test_the_readme_states_the_counts_in_the_file(golden_set):
+    spec, questions, _ = golden_set
+    readme = (GOLDEN_DIR / "README.md").read_text(encoding="utf-8")
+    start = readme.index(spec.readme_heading)
+    section = readme[start:readme.find("\n## ", start + 1)]
+    rows = re.findall(r"^\| `?(\w+)`? \|(?:[^|]*\|)?? (\d+) \| (\d+) \| (\d+) \|$", section, re.MULTILINE)
+    counts = Counter((q.kind, q.split) for q in questions)
+    assert {kind for kind, *_ in rows} == set(KINDS)
+    for kind, dev, test, total in rows:
+        assert (int(dev), int(test), int(total)) == (counts[kind, "dev"], counts[kind, "test"],
+                                                      counts[kind, "dev"] + counts[kind, "test"])
+
+
+def test_the_first_130_python_questions_are_unchanged():
+    lines = SETS["python"].file.read_text(encoding="utf-8").splitlines(keepends=True)[:130]
+    digest = hashlib.sha256("".join(lines).encode()).hexdigest()
+    assert digest == "0caa444f96fe2beee4afc5f83d1a1f08f7687a289c3c24754edefcb035a00a40"
+
+
+def test_every_python_content_page_has_at_least_three_questions():
+    questions = load_golden(SETS["python"].file)
+    per_page = Counter(q.doc for q in questions if q.answerable)
+    stubs = {"library/asyncio.html", "library/ipc.html", "library/crypto.html", "library/html.html",
+             "library/fileformats.html"}  # table-of-contents pages (data/pages.txt)
+    content = [page.path for page in load_pages() if page.path not in stubs]
+    assert len(content) == 57 and min(per_page[doc] for doc in content) >= 3
+
+
+@pytest.mark.parametrize("script", GOLDEN_SCRIPTS)
+def test_no_data_script_filters_questions_by_a_chunker(script):
+    path = REPO_ROOT / "scripts" / script
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    imported = {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
+    imported |= {alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names}
+    assert not imported & set(CHUNKER_MODULES), (script, imported & set(CHUNKER_MODULES))
