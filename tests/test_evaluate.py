@@ -11,7 +11,7 @@ from course_lib.core.retrieve import rank_hits
 from course_lib.core.tokens import WordCounter
 from course_lib.evaluation.budget import budget_context, budget_values, recall_within_budget
 from course_lib.evaluation.compare import holm_adjust, paired_comparison
-from course_lib.evaluation.golden import Question, normalize
+from course_lib.evaluation.golden import Place, Question, normalize
 from course_lib.evaluation.judging import is_relevant, is_relevant_by_section, unreachable
 from course_lib.evaluation.metrics import (
     RunResult,
@@ -84,6 +84,18 @@ def test_wrong_doc_is_never_relevant_even_with_evidence_and_section():
 def test_wrong_section_without_evidence_is_not_relevant():
     assert not is_relevant(CHUNKS[0], Q_TABLE)
     assert not is_relevant(CHUNKS[1], Q_CODE)
+
+
+def test_an_also_place_is_credited_by_the_same_evidence_rule():
+    # c3 holds the gold words on another page: a miss, until pooling records that page as a place
+    # that answers, with its own quote; then exactly the chunks holding that quote there count.
+    pooled = Question("qt", Q_TABLE.question, DT, "format-codes", Q_TABLE.evidence, "table", "dev",
+                      also=(Place("other.html", "zero-padded decimal number"),))
+    assert not is_relevant(CHUNKS[3], Q_TABLE) and is_relevant(CHUNKS[3], pooled)
+    assert is_relevant(CHUNKS[1], pooled)  # the gold place still counts
+    assert not is_relevant(Chunk("c9", "other.html", "a different sentence"), pooled)
+    assert not is_relevant(Chunk("c8", "third.html", "zero-padded decimal number"), pooled)
+    assert unreachable([pooled], [CHUNKS[3]]) == []
 
 
 def test_unanswerable_is_never_relevant():

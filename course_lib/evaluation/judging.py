@@ -16,16 +16,26 @@ from course_lib.records import Chunk
 EVIDENCE, SECTION = "evidence", "section"
 
 
+def answer_places(q: Question) -> list[tuple[str, str]]:
+    """Every (page, quote) that answers the question: the gold one first, then its `also` places."""
+    if not q.answerable or q.evidence is None:
+        return []
+    return [(q.doc, q.evidence)] + [(place.doc, place.evidence) for place in q.also]
+
+
 def is_relevant(chunk: Chunk, q: Question) -> bool:
-    """The judge: the chunk is from the gold page and its BODY holds the normalised evidence.
+    """The judge: the chunk comes from a page that answers the question and its BODY holds that
+    page's normalised quote (the gold place, or one of the pooled `also` places).
 
     The body, not the embedded text: a context line ("datetime > Format Codes") helps a
     retriever find the chunk but is not an answer. Works the same for every chunker, since any
     chunk has a page and a body. Nothing is relevant to an unanswerable question.
     """
-    if not q.answerable or chunk.doc != q.doc or q.evidence is None:
+    places = [quote for doc, quote in answer_places(q) if doc == chunk.doc]
+    if not places:
         return False
-    return normalize(q.evidence) in normalize(chunk.body)
+    body = normalize(chunk.body)
+    return any(normalize(quote) in body for quote in places)
 
 
 def is_relevant_by_section(chunk: Chunk, q: Question) -> bool:
@@ -51,12 +61,13 @@ def judge_rule(judge: str) -> Callable[[Chunk, Question], bool]:
 
 
 def unreachable(questions: Sequence[Question], chunks: Sequence[Chunk]) -> list[Question]:
-    """The answerable questions that NO chunk can answer under the judge (evidence cut apart).
+    """The answerable questions that NO chunk can answer under the judge (every quote cut apart).
 
-    No retriever can find these, so a golden set is only fair to a chunking when this is empty.
+    No retriever can find these with this chunking: a fact about the chunker, which lessons
+    report per chunking and split. It never decides which questions are in the golden set.
     """
     by_doc: dict[str, list[Chunk]] = {}
     for chunk in chunks:
         by_doc.setdefault(chunk.doc, []).append(chunk)
     return [q for q in questions if q.answerable
-            and not any(is_relevant(c, q) for c in by_doc.get(q.doc, []))]
+            and not any(is_relevant(c, q) for doc, _ in answer_places(q) for c in by_doc.get(doc, []))]

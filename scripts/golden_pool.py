@@ -1,0 +1,183 @@
+"""Pooled judgments for a golden set: every place that answers counts, as TREC pools do.
+
+    python scripts/golden_pool.py build python --batches /tmp/pool-python [--per-batch 40]
+    python scripts/golden_pool.py apply python --verdicts /tmp/pool-python/verdicts
+
+`build` runs every registered pipeline (lessons 01-07) and every peer library (lesson 10) on every
+question of the set, both splits, keeps each one's top DEPTH chunks, and pools them per question:
+one item per distinct (page, chunk body), with no record of which system retrieved it in what the
+reader sees. Items whose body already holds the gold quote on the gold page need no reading: the
+judge credits them anyway. Every other item goes to a reading batch (JSONL, item order shuffled
+by a fixed seed): the question, its gold quote and the chunk's page and text. Readers mark each
+item that answers the question in other words or on another page and copy the shortest verbatim
+quote (4-20 words, one block of that page's visible text) that carries the answer.
+
+`apply` validates every quote a reader gave (on its page, inside one block, not the gold block
+itself) and writes the `also` places into the golden file, replacing earlier ones, and the pool
+record (data/golden/pool/SET.json): which systems were pooled at what depth, how many items were
+pooled, read and found to answer, per question. The judgments are data made once: they are not
+re-made after tuning, and a question is never dropped here.
+"""
+from __future__ import annotations
+
+import argparse
+import gzip
+import hashlib
+import json
+import random
+import sys
+from collections import Counter, defaultdict
+from pathlib import Path
+
+from course_lib.core.load import load_pages
+from course_lib.core.pipeline import PIPELINES, build_pipeline
+from course_lib.evaluation.golden import evidence_problem, load_golden, normalize
+from course_lib.evaluation.golden_checks import QUOTE_BLOCKS, quote_problem, visible_soup
+from course_lib.evaluation.judging import is_relevant
+from course_lib.extras.peers import PEERS
+from course_lib.infra.paths import DATA_DIR
+
+DEPTH = 10  # each system's top 10, as the pooling protocol says
+SETS = {"python": DATA_DIR / "golden" / "golden.jsonl", "pandas": DATA_DIR / "golden" / "pandas.jsonl"}
+POOL_DIR = DATA_DIR / "golden" / "pool"
+SEED = 20261201
+
+
+def item_key(doc: str, body: str) -> str:
+    """A pooled item's name: its page and a hash of its normalised body (texts are not stored)."""
+    return f"{doc}#{hashlib.sha256(normalize(body).encode()).hexdigest()[:12]}"
+
+
+def systems() -> list[str]:
+    """Every registered lesson pipeline and every peer library, by the name `build_pipeline` takes."""
+    return list(PIPELINES) + list(PEERS)
+
+
+def build(name: str, batches: Path, per_batch: int) -> None:
+    """Run every system, pool the top DEPTH per question, write the reading batches and the record."""
+    questions = [q for q in load_golden(SETS[name]) if q.answerable]
+    pages = load_pages(corpus=name)
+    pooled: dict[str, dict[str, dict]] = defaultdict(dict)
+    for system in systems():
+        pipeline = build_pipeline(system, pages)
+        print(f"{system}: {len(pipeline.chunks)} chunks", flush=True)
+        for q in questions:
+            for hit in pipeline.search(q.question, k=DEPTH):
+                chunk = pipeline.chunks[hit.index]
+                key = item_key(chunk.doc, chunk.body)
+                item = pooled[q.id].setdefault(key, {"doc": chunk.doc, "body": chunk.body, "systems": [],
+                                                     "gold": is_relevant(chunk, q)})
+                item["systems"].append(system)
+    rng = random.Random(SEED)
+    reading = []
+    for q in questions:
+        items = [(key, item) for key, item in pooled[q.id].items() if not item["gold"]]
+        rng.shuffle(items)
+        reading.append([{"question_id": q.id, "question": q.question, "gold_page": q.doc,
+                         "gold_quote": q.evidence, "item": key, "page": item["doc"],
+                         "text": item["body"]} for key, item in items])
+    batches.mkdir(parents=True, exist_ok=True)
+    # A batch holds whole questions: a reader sees every pooled item of a question together.
+    for number, start in enumerate(range(0, len(reading), per_batch)):
+        group_lines = reading[start:start + per_batch]
+        lines = [json.dumps(r, ensure_ascii=False) + "\n" for group in group_lines for r in group]
+        (batches / f"batch_{number:03d}.jsonl").write_text("".join(lines), encoding="utf-8")
+    record = {"set": name, "depth": DEPTH, "systems": systems(), "seed": SEED,
+              "questions": {q.id: {key: {"systems": item["systems"], "gold": item["gold"]}
+                                   for key, item in pooled[q.id].items()} for q in questions}}
+    POOL_DIR.mkdir(parents=True, exist_ok=True)
+    with gzip.open(POOL_DIR / f"{name}.pooled.json.gz", "wt", encoding="utf-8") as out:
+        json.dump(record, out)
+    counts = Counter(item["gold"] for q in questions for item in pooled[q.id].values())
+    print(f"{len(questions)} questions, {sum(counts.values())} pooled items: {counts[True]} hold the gold "
+          f"quote, {counts[False]} to read in {len(range(0, len(reading), per_batch))} batches under {batches}")
+
+
+def gold_blocks(soup, quote: str) -> list[str]:
+    """Normalised texts of the blocks of a page that hold the gold quote."""
+    wanted = normalize(quote)
+    return [normalize(b.get_text()) for b in soup.find_all(QUOTE_BLOCKS) if wanted in normalize(b.get_text())]
+
+
+def place_problem(verdict: dict, gold, soups: dict, texts: dict) -> str | None:
+    """Why a reader's quote cannot be an `also` place, or None when it can."""
+    doc, quote = verdict["page"], verdict.get("evidence") or ""
+    problem = evidence_problem(quote) if quote else "no quote given"
+    if problem:
+        return problem
+    if normalize(quote) not in normalize(texts[verdict["item"]]):
+        return "the quote is not in the chunk that was read"
+    problem = quote_problem(quote, [soups[doc]], doc)
+    if problem:
+        return problem
+    if doc == gold.doc and any(normalize(quote) in block for block in gold_blocks(soups[doc], gold.evidence)):
+        return "the quote lies in the gold block itself: that is the gold answer, not another place"
+    return None
+
+
+def apply(name: str, verdict_dir: Path, batches: Path) -> int:
+    """Validate the readers' quotes, write the `also` places and the pool record; 1 on any problem."""
+    golden_path = SETS[name]
+    questions = {q.id: q for q in load_golden(golden_path)}
+    soups = {p.path: visible_soup(p.html) for p in load_pages(corpus=name)}
+    texts = {r["item"]: r["text"] for path in sorted(batches.glob("batch_*.jsonl"))
+             for r in map(json.loads, path.read_text(encoding="utf-8").splitlines())}
+    verdicts = [json.loads(line) for path in sorted(verdict_dir.glob("batch_*.jsonl"))
+                for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    problems, places = [], defaultdict(dict)
+    for v in verdicts:
+        if not v.get("answers"):
+            continue
+        problem = place_problem(v, questions[v["question_id"]], soups, texts)
+        if problem:
+            problems.append(f"{v['question_id']} {v['item']}: {problem}")
+            continue
+        places[v["question_id"]].setdefault((v["page"], normalize(v["evidence"])),
+                                            {"doc": v["page"], "evidence": v["evidence"]})
+    read = {v["item"] for v in verdicts}
+    missing = set(texts) - read
+    for problem in problems:
+        print(problem)
+    if missing:
+        print(f"{len(missing)} pooled items have no verdict (e.g. {sorted(missing)[:3]})")
+    if problems or missing:
+        return 1
+    lines = []
+    for raw in golden_path.read_text(encoding="utf-8").splitlines():
+        record = json.loads(raw)
+        record.pop("also", None)
+        found = list(places.get(record["id"], {}).values())
+        lines.append(json.dumps({**record, **({"also": found} if found else {})}, ensure_ascii=False))
+    golden_path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    with gzip.open(POOL_DIR / f"{name}.pooled.json.gz", "rt", encoding="utf-8") as source:
+        pooled = json.load(source)
+    yes = Counter(v["question_id"] for v in verdicts if v.get("answers"))
+    summary = {"set": name, "depth": pooled["depth"], "systems": pooled["systems"],
+               "questions": len(pooled["questions"]),
+               "pooled_items": sum(len(items) for items in pooled["questions"].values()),
+               "holding_the_gold_quote": sum(i["gold"] for items in pooled["questions"].values()
+                                             for i in items.values()),
+               "read": len(read), "read_as_answering": sum(yes.values()),
+               "also_places": sum(len(p) for p in places.values()),
+               "questions_with_also": len(places)}
+    (POOL_DIR / f"{name}.json").write_text(json.dumps(summary, indent=1) + "\n", encoding="utf-8")
+    print(json.dumps(summary, indent=1))
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("verb", choices=["build", "apply"])
+    parser.add_argument("set", choices=list(SETS))
+    parser.add_argument("--batches", type=Path, required=True, help="folder of the reading batches")
+    parser.add_argument("--verdicts", type=Path, help="folder of the readers' verdict files (apply)")
+    parser.add_argument("--per-batch", type=int, default=25, help="questions per reading batch")
+    args = parser.parse_args(argv)
+    if args.verb == "build":
+        build(args.set, args.batches, args.per_batch)
+        return 0
+    return apply(args.set, args.verdicts or args.batches / "verdicts", args.batches)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
