@@ -31,7 +31,10 @@ BATCH_SIZE = 32  # lesson 07: pairs per forward pass of the re-ranker
 DEPTH = 20  # rankings are judged to this depth: recall@20 and MRR@20
 CONTEXT_BUDGET = 1000  # tokens of ranked context for the budget metrics (lesson 02)
 CONFIDENCE = 0.95
-N_RESAMPLES = 10_000  # bootstrap resamples for paired comparisons
+N_RESAMPLES = 10_000  # bootstrap and permutation resamples for continuous metrics (MRR)
+RESAMPLE_BLOCK = 2_000_000  # values held at once while resampling: memory stays flat as a golden file grows
+EQUIVALENCE_MARGIN = 0.05  # lesson 02: "no difference" means shown within +-0.05 by two one-sided tests
+POWER = 0.8  # lesson 02: the power at which a split's minimum detectable difference is computed
 SEED = 0
 
 # --- serving (lesson 08) ----------------------------------------------------------------------

@@ -12,19 +12,16 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 from IPython.display import HTML  # noqa: E402
 
-from course_lib.evaluation.compare import Comparison, paired_comparison
+from course_lib.evaluation.compare import paired_comparison
 from course_lib.evaluation.display import (
-    compare_table,
     metrics_table,
     per_question_table,
     plot_recall_curve,
     sensitivity_table,
-    technique_table,
-    verdict,
-    verdict_table,
 )
 from course_lib.evaluation.golden import Question
 from course_lib.evaluation.metrics import evaluate_rankings, sensitivity
+from course_lib.evaluation.verdicts import verdict_table
 from course_lib.records import Chunk, Hit
 
 DOC = "library/<tags>.html"
@@ -93,17 +90,6 @@ def test_metrics_table(run, other):
     assert "<td>2</td><td>evidence</td>" in body[0]
 
 
-def test_compare_table(run, other):
-    same = paired_comparison(run, run)
-    better = paired_comparison(run, other, metric="recall@5")
-    body = rows(compare_table([same, better]))
-    assert len(body) == 2
-    assert "<td>+0.000</td><td>[+0.000, +0.000]</td><td>1.0000</td>" in body[0]
-    assert "<td>run &lt;A&gt;</td><td>B</td><td>recall@5</td><td>0.500</td><td>1.000</td>" \
-        "<td>+0.500</td>" in body[1]
-    assert f"<td>{better.p_value:.4f}</td>" in body[1]
-
-
 def test_plot_recall_curve_one_line_per_run(run, other):
     fig, ax = plt.subplots()
     returned = plot_recall_curve(run, other, ax=ax)
@@ -126,70 +112,10 @@ def test_plot_recall_curve_creates_axes_and_respects_run_depth():
 
 def test_tables_use_inline_styles_only(run, other):
     # GitHub's notebook viewer strips <style> blocks: colours must live on the elements.
-    tables = (per_question_table(run), metrics_table([run]), compare_table([paired_comparison(run, other)]),
-              verdict_table([paired_comparison(run, other)]))
+    tables = (per_question_table(run), metrics_table([run]), verdict_table([paired_comparison(run, other)]))
     for table in tables:
         assert "<style" not in table.data and "<table style=" in table.data
     assert '<tr class="cl-hit" style="background:#e3f4e1">' in per_question_table(run).data
-
-
-def comparison(delta: float, lo: float, hi: float, p: float, **kw) -> Comparison:
-    return Comparison("dense", "RRF", "recall@5", 71, 0.817, 0.817 + delta, delta, lo, hi, p, **kw)
-
-
-def test_verdict_wording_follows_the_figures():
-    gain = verdict(comparison(0.070, 0.010, 0.150, 0.02), what="RRF against dense")
-    assert gain == ("**RRF against dense, recall@5:** 0.887 vs 0.817, +0.070 [+0.010, +0.150] "
-                    "(95% interval), p = 0.02: a significant gain, on these 71 questions.")
-    assert gain._repr_markdown_() == gain
-    loss = verdict(comparison(-0.070, -0.150, -0.010, 0.02))
-    assert loss.startswith("**RRF against dense, recall@5:** 0.747 vs 0.817, −0.070 [−0.150, −0.010]")
-    assert "a significant loss" in loss
-    noise = verdict(comparison(0.070, -0.010, 0.150, 0.17))
-    assert "p = 0.17: no significant difference: within noise" in noise
-    same = verdict(comparison(0.0, 0.0, 0.0, 1.0))
-    assert "p = 1: no difference at all" in same
-    assert "p < 0.001" in verdict(comparison(0.3, 0.2, 0.4, 0.0001))
-
-
-def test_verdict_after_holm_says_so_and_can_overturn_significance():
-    corrected = comparison(0.070, 0.010, 0.150, 0.02, p_holm=0.08, family=3)
-    text = verdict(corrected)
-    assert "p = 0.08 (Holm, 3 comparisons)" in text
-    assert "no significant difference once corrected for 3 comparisons" in text
-    assert "significant gain" not in text
-
-
-def test_verdict_table_applies_holm_per_metric_and_renders_each_sentence(run, other):
-    table = [paired_comparison(run, other), paired_comparison(run, run),
-             paired_comparison(run, other, metric="mrr")]
-    html_rows = rows(verdict_table(table, what=["B against A", "A against itself", "B against A"]))
-    assert len(html_rows) == 3
-    assert "<b>B against A, recall@5:</b>" in html_rows[0] and "(Holm, 2 comparisons)" in html_rows[0]
-    assert "(Holm, 1 comparison)" in html_rows[2]
-    assert "no difference at all" in html_rows[1]
-    unadjusted = rows(verdict_table(table, holm=False))
-    assert "Holm" not in "".join(unadjusted) and "<td>B against run &lt;A&gt;</td>" in unadjusted[0]
-    with pytest.raises(ValueError, match="2 labels for 3"):
-        verdict_table(table, what=["x", "y"])
-
-
-def test_compare_table_with_holm_column(run, other):
-    body = rows(compare_table([paired_comparison(run, other), paired_comparison(run, run)], holm=True))
-    same = paired_comparison(run, run)
-    assert f"<td>{same.p_value:.4f}</td><td>1.0000</td><td>2</td>" in body[1]
-
-
-def test_technique_table_agreement_and_plain_words():
-    helps_both = (comparison(0.1, 0.05, 0.15, 0.001), comparison(0.1, 0.02, 0.18, 0.004))
-    dev_only = (comparison(0.1, 0.05, 0.15, 0.001), comparison(0.02, -0.05, 0.09, 0.5))
-    body = rows(technique_table([("hybrid retrieval", *helps_both), ("context line", *dev_only)],
-                                source_rank={"hybrid retrieval": 2}, holm=False))
-    assert "<td>agree</td><td>2</td>" in body[0]
-    assert "hybrid retrieval: helps on test, as on dev" in body[0]
-    assert "<td>disagree</td><td>not ranked</td>" in body[1]
-    assert "context line: helps on dev, but no significant effect on test (p = 0.5 on test)" in body[1]
-    assert 'class="cl-gain"' in body[0] and 'class="cl-none"' in body[1]
 
 
 def test_sensitivity_table(run):

@@ -6,6 +6,7 @@ import math
 
 import numpy as np
 import pytest
+import scipy.stats
 
 from course_lib.core.retrieve import rank_hits
 from course_lib.core.tokens import WordCounter
@@ -313,36 +314,45 @@ def test_make_run_places_hits_where_asked():
 def test_paired_comparison_of_identical_runs():
     a = make_run("a", [1, 3, None, 7, 2])
     c = paired_comparison(a, make_run("b", [1, 3, None, 7, 2]))
-    assert (c.delta, c.lo, c.hi, c.p_value) == (0.0, 0.0, 0.0, 1.0)
-    assert (c.name_a, c.name_b, c.metric, c.n) == ("a", "b", "recall@5", 5)
+    assert (c.delta, c.wins, c.losses, c.p_value) == (0.0, 0, 0, 1.0)
+    assert c.lo < 0 < c.hi  # five questions leave room for a difference either way
+    assert (c.name_a, c.name_b, c.metric, c.n, c.test) == ("a", "b", "recall@5", 5, "exact McNemar")
     assert c.value_a == c.value_b == pytest.approx(0.6)
+    assert not c.significant and not c.equivalent  # five questions can show neither
 
 
 def test_paired_comparison_of_clearly_better_run():
     a, b = make_run("a", [None] * 30), make_run("b", [1] * 30)
     c = paired_comparison(a, b)
-    # Every difference is +1: no resample can show anything else, p is the resampling floor.
-    assert (c.delta, c.lo, c.hi) == (1.0, 1.0, 1.0)
-    assert c.p_value == pytest.approx(1 / 10001) and c.significant
+    assert (c.delta, c.wins, c.losses) == (1.0, 30, 0)
+    assert c.p_value == pytest.approx(2 * 0.5 ** 30) and c.significant and c.lo > 0.8
     reverse = paired_comparison(b, a)
-    assert reverse.delta == -1.0 and reverse.p_value == pytest.approx(1 / 10001)
+    assert (reverse.delta, reverse.wins, reverse.losses) == (-1.0, 0, 30) and reverse.hi < -0.8
+
+
+def test_paired_comparison_four_losses_and_no_win_is_not_significant():
+    # Lesson 08's "4 chunks instead of 8" case: 4 losses, 0 wins. The exact test says p = 0.125.
+    c = paired_comparison(make_run("eight", [1] * 4 + [2] * 40), make_run("four", [None] * 4 + [2] * 40))
+    assert (c.wins, c.losses) == (0, 4)
+    assert c.p_value == pytest.approx(0.125) and not c.significant
 
 
 def test_paired_comparison_one_discordant_pair_is_no_evidence():
     c = paired_comparison(make_run("a", [None, 1, 1]), make_run("b", [1, 1, 1]))
-    assert c.delta == pytest.approx(1 / 3)
-    assert c.lo <= 0 <= c.hi and c.p_value > 0.05 and not c.significant
+    assert c.delta == pytest.approx(1 / 3) and (c.wins, c.losses) == (1, 0)
+    assert c.lo < 0 < c.hi and c.p_value == 1.0 and not c.significant
 
 
-def test_paired_comparison_interval_and_p_value_agree():
-    # 12 of 40 questions gained a hit, 3 lost one: the interval excludes 0 exactly when p < 0.05.
+def test_paired_comparison_uses_mcnemar_for_recall_and_permutation_for_mrr():
     a = make_run("a", [None] * 12 + [1] * 3 + [2] * 25)
     b = make_run("b", [1] * 12 + [None] * 3 + [2] * 25)
-    for confidence in (0.90, 0.95, 0.99, 0.999):
-        c = paired_comparison(a, b, confidence=confidence, n_resamples=4000)
-        assert (c.lo > 0 or c.hi < 0) == (c.p_value < 1 - confidence), confidence
-    c = paired_comparison(a, b)
-    assert c.delta == pytest.approx(9 / 40) and c.lo > 0 and c.p_value < 0.05
+    recall = paired_comparison(a, b)
+    assert (recall.wins, recall.losses, recall.test) == (12, 3, "exact McNemar")
+    assert recall.p_value == pytest.approx(scipy.stats.binomtest(12, 15).pvalue)
+    assert recall.delta == pytest.approx(9 / 40) and recall.lo > 0 and recall.significant
+    mrr = paired_comparison(a, b, metric="mrr")
+    assert mrr.test == "paired permutation" and (mrr.wins, mrr.losses) == (12, 3)
+    assert mrr.delta == pytest.approx(9 / 40) and mrr.lo < mrr.delta < mrr.hi and mrr.significant
 
 
 def test_paired_comparison_refuses_runs_judged_by_different_rules():
@@ -480,15 +490,16 @@ def test_summary_recall_interval_is_wilson_and_never_zero_width():
 
 # --- Holm over a table -------------------------------------------------------------------------
 
-def test_holm_adjust_corrects_within_each_metric():
+def test_holm_adjust_treats_a_whole_table_as_one_family_and_names_it():
     a, b = make_run("a", [None] * 8 + [1] * 8), make_run("b", [1] * 16)
     c = make_run("c", [None] * 7 + [1] * 9)
-    table = [paired_comparison(a, b), paired_comparison(a, c), paired_comparison(a, b, metric="mrr")]
+    table = [paired_comparison(a, b), paired_comparison(a, c), paired_comparison(a, b, metric="mrr", n_resamples=999)]
     adjusted = holm_adjust(table)
-    recall_ps = sorted(t.p_value for t in table[:2])
-    assert [t.family for t in adjusted] == [2, 2, 1]
-    assert adjusted[2].p_holm == table[2].p_value            # alone in its metric: unchanged
-    assert min(t.p_holm for t in adjusted[:2]) == pytest.approx(min(1, 2 * recall_ps[0]))
+    smallest = min(t.p_value for t in table)
+    assert [t.family for t in adjusted] == [3, 3, 3]
+    assert min(t.p_holm for t in adjusted) == pytest.approx(min(1, 3 * smallest))
     assert all(t.p_holm >= t.p_value for t in adjusted) and adjusted[0].p == adjusted[0].p_holm
+    assert adjusted[0].family_name == "the recall@5, mrr comparisons of this table"
+    assert holm_adjust(table, family="lesson 06's table")[1].family_name == "lesson 06's table"
     with pytest.raises(ValueError, match="different rules"):
         holm_adjust([table[0], paired_comparison(rejudge(a, "section"), rejudge(b, "section"))])

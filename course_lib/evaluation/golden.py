@@ -153,7 +153,8 @@ def _read_text(path: Path) -> str:
     except IsADirectoryError:
         raise GoldenError("a folder, not a golden file", path=path, hint="give the .jsonl file") from None
     except OSError as err:
-        raise GoldenError(f"cannot read ({err.strerror or err})", path=path, hint="check its permissions") from None
+        raise GoldenError(f"cannot read ({err.strerror or err})", path=path,
+                          hint="check its permissions") from None
     if raw.startswith((b"\xff\xfe", b"\xfe\xff")) or b"\x00" in raw[:4096]:
         raise GoldenError("UTF-16 or binary, not UTF-8 text", path=path, line=1,
                           hint="save the file as UTF-8 (one JSON object per line)")

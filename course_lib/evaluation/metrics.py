@@ -25,7 +25,7 @@ from course_lib.core.retrieve import Retriever, rank_hits
 from course_lib.evaluation.budget import budget_values
 from course_lib.evaluation.golden import KINDS, Question
 from course_lib.evaluation.judging import EVIDENCE, JUDGES, SECTION, judge_rule
-from course_lib.evaluation.stats import bca_bootstrap, wilson_interval
+from course_lib.evaluation.stats import mean_interval, wilson_interval
 from course_lib.records import Chunk, Hit
 from course_lib.settings import CONFIDENCE, CONTEXT_BUDGET, DEPTH, N_RESAMPLES, SEED
 
@@ -180,15 +180,15 @@ def score_gap(run: RunResult) -> float | None:
 
 def bootstrap_ci(values: Sequence[float], *, n_resamples: int = N_RESAMPLES,
                  confidence: float = CONFIDENCE, seed: int = SEED) -> tuple[float, float, float]:
-    """Return (mean, lo, hi): the mean and its BCa bootstrap confidence interval.
+    """Return (mean, lo, hi): the mean and its BCa bootstrap interval (`stats.mean_interval`).
 
-    With a golden set of a hundred questions one question is a whole point of recall; the
-    interval shows which differences are noise. For a share of hits prefer `stats.wilson_interval`,
-    which keeps a width at 0 and 1. Fixed random state, so a rerun prints the same interval; empty input
-    gives three NaNs.
+    For MRR and other continuous per-question values; for a share of hits use
+    `stats.wilson_interval`, which keeps a width at 0 and 1. Fixed random state, so a rerun
+    prints the same interval; empty input gives three NaNs.
     """
-    result = bca_bootstrap(values, n_resamples=n_resamples, confidence=confidence, seed=seed)
-    return result.estimate, result.lo, result.hi
+    x = np.asarray(values, dtype=float)
+    lo, hi = mean_interval(x, n_resamples=n_resamples, confidence=confidence, seed=seed)
+    return (float(x.mean()) if x.size else math.nan), lo, hi
 
 
 def _json_float(value: float) -> float | None:

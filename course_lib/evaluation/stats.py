@@ -1,37 +1,35 @@
-"""The statistics behind every interval and p-value the course prints.
+"""The statistics behind every interval, p-value and power figure the course prints.
 
-Three tools, each chosen so that a reviewer has nothing to object to:
+Each test matches the shape of the data it is given:
 
-- `wilson_interval` for one run's recall (a share of questions): unlike the percentile
-  bootstrap it never collapses to [1.000, 1.000] when every question is a hit.
-- `bca_bootstrap` for a mean of per-question values (MRR, a paired difference): the
-  bias-corrected and accelerated bootstrap, with the p-value read off the SAME resamples by
-  inverting the interval, so "the interval excludes 0" and "p < 1 - confidence" always agree.
-- `holm` to correct the p-values of one lesson's headline table for the number of comparisons.
+- recall@k is a yes/no per question. One run's recall gets a Wilson interval
+  (`wilson_interval`); two runs on the same questions are compared with the exact McNemar test on
+  the questions where they disagree (`mcnemar_exact`: a binomial test of wins against losses),
+  and their difference gets Newcombe's interval for paired proportions (`paired_proportion_interval`),
+  built from the two Wilson intervals. A bootstrap of one or two discordant questions would claim
+  a precision the data does not have.
+- MRR and other continuous per-question values are compared with a paired permutation test (signs
+  of the per-question differences flipped at random) and a BCa bootstrap interval for the mean
+  difference, both from scipy, resampled in blocks so memory does not grow with the resamples.
+- "No loss" or "parity" is an equivalence claim: two one-sided tests against a declared margin
+  (`tost`), never "the interval contains zero".
+- `holm` corrects the p-values of one table (one family) for the number of comparisons in it.
+- `minimum_detectable_difference` says, before any pipeline runs, which paired difference in
+  recall a split of n questions can detect with 80% power.
 
-Everything is deterministic (a fixed random state), so a notebook rerun prints the same figures.
+The tests and intervals come from scipy; Holm's step-down and Newcombe's combination are a few
+lines of arithmetic written out here. Everything is deterministic (fixed random states).
 """
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from statistics import NormalDist
 
 import numpy as np
+from scipy import stats
 
-from course_lib.settings import CONFIDENCE, N_RESAMPLES, SEED
-
-_NORMAL = NormalDist()
-
-
-def _z(p: float) -> float:
-    """Standard normal quantile, +-inf at 0 and 1 instead of an error."""
-    if p <= 0.0:
-        return -math.inf
-    if p >= 1.0:
-        return math.inf
-    return _NORMAL.inv_cdf(p)
+from course_lib.settings import CONFIDENCE, N_RESAMPLES, RESAMPLE_BLOCK, SEED
 
 
 def wilson_interval(successes: int, n: int, *, confidence: float = CONFIDENCE) -> tuple[float, float]:
@@ -44,112 +42,160 @@ def wilson_interval(successes: int, n: int, *, confidence: float = CONFIDENCE) -
         raise ValueError(f"successes={successes} must lie in 0..n={n}")
     if n == 0:
         return math.nan, math.nan
-    z = _z(1 - (1 - confidence) / 2)
-    p = successes / n
-    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
-    # At 0/n and n/n one end is exactly 0 or 1; computing it leaves a rounding error.
-    lo = 0.0 if successes == 0 else max(0.0, centre - half)
-    hi = 1.0 if successes == n else min(1.0, centre + half)
-    return lo, hi
+    ci = stats.binomtest(successes, n).proportion_ci(confidence_level=confidence, method="wilson")
+    return float(ci.low), float(ci.high)
+
+
+def mcnemar_exact(wins: int, losses: int) -> float:
+    """Two-sided exact McNemar p-value: are `wins` and `losses` (the questions only one of two
+    runs answers) a fair coin's split? 1.0 when the runs never disagree."""
+    if wins < 0 or losses < 0:
+        raise ValueError("wins and losses are counts")
+    if wins + losses == 0:
+        return 1.0
+    return float(stats.binomtest(wins, wins + losses, 0.5).pvalue)
+
+
+def paired_proportion_interval(a: np.ndarray, b: np.ndarray, *,
+                               confidence: float = CONFIDENCE) -> tuple[float, float]:
+    """Newcombe's square-and-add interval for mean(b) - mean(a) of paired 0/1 values.
+
+    It combines the Wilson intervals of the two proportions with their correlation, estimated
+    with the continuity correction Fagerland, Lydersen and Laake recommend ("Statistical Analysis
+    of Contingency Tables", 2017, chapter 8), so it stays inside [-1, 1] and keeps an honest
+    width when few questions differ.
+    """
+    a, b = np.asarray(a, dtype=bool), np.asarray(b, dtype=bool)
+    n = a.size
+    if n == 0:
+        return math.nan, math.nan
+    both, wins, losses = int(np.sum(a & b)), int(np.sum(b & ~a)), int(np.sum(a & ~b))
+    neither = n - both - wins - losses
+    p_b, p_a = (both + wins) / n, (both + losses) / n
+    lo_b, hi_b = wilson_interval(both + wins, n, confidence=confidence)
+    lo_a, hi_a = wilson_interval(both + losses, n, confidence=confidence)
+    margins = (both + wins) * (losses + neither) * (both + losses) * (wins + neither)
+    agreement = both * neither - wins * losses
+    if not margins or 0 <= agreement <= n / 2:
+        phi = 0.0
+    else:
+        phi = (agreement - n / 2 if agreement > 0 else agreement) / math.sqrt(margins)
+    below = math.sqrt(max(0.0, (p_b - lo_b) ** 2 - 2 * phi * (p_b - lo_b) * (hi_a - p_a) + (hi_a - p_a) ** 2))
+    above = math.sqrt(max(0.0, (hi_b - p_b) ** 2 - 2 * phi * (hi_b - p_b) * (p_a - lo_a) + (p_a - lo_a) ** 2))
+    return max(-1.0, p_b - p_a - below), min(1.0, p_b - p_a + above)
 
 
 @dataclass(frozen=True)
-class BootstrapResult:
-    """A mean with its BCa interval and the two-sided p-value of "the true mean is 0"."""
+class MeanTest:
+    """A mean of per-question values (or of paired differences) with its interval and p-value."""
 
     estimate: float
     lo: float
     hi: float
     p_value: float
     n: int
-    n_resamples: int
-    confidence: float
 
 
-def _acceleration(values: np.ndarray) -> float:
-    """The jackknife estimate of the BCa acceleration for the mean (0 when undefined)."""
-    n = values.size
-    if n < 3:
-        return 0.0
-    jack = (values.sum() - values) / (n - 1)
-    dev = jack.mean() - jack
-    den = 6.0 * float((dev**2).sum()) ** 1.5
-    return float((dev**3).sum() / den) if den > 0 else 0.0
+def mean_interval(values: Sequence[float], *, confidence: float = CONFIDENCE, n_resamples: int = N_RESAMPLES,
+                  seed: int = SEED) -> tuple[float, float]:
+    """The BCa bootstrap interval of a mean (scipy), resampled in blocks of RESAMPLE_BLOCK.
 
-
-def _bca_level(z0: float, a: float, z: float) -> float:
-    """The percentile of the bootstrap distribution that BCa uses for normal quantile z."""
-    shifted = z0 + z
-    denom = 1 - a * shifted
-    if denom <= 0:  # only for huge |a|: the level saturates
-        return 1.0 if shifted > 0 else 0.0
-    return _NORMAL.cdf(z0 + shifted / denom)
-
-
-def _quantile(sorted_means: np.ndarray, level: float) -> float:
-    """Inverted-CDF quantile: the smallest resampled mean whose ECDF reaches `level`.
-
-    Using the step ECDF (no interpolation) is what makes the interval and the p-value agree
-    exactly: the lower end is above 0 exactly when the share of means <= 0 is below `level`.
-    """
-    b = sorted_means.size
-    index = min(b - 1, max(0, math.ceil(level * b) - 1))
-    return float(sorted_means[index])
-
-
-def _alpha_at(share: float, z0: float, a: float, *, upper: bool) -> float:
-    """Invert the BCa map: the alpha at which an end of the interval sits exactly on 0.
-
-    `share` is the ECDF of the resampled means at 0. The lower end uses z = z(alpha / 2),
-    the upper end z = z(1 - alpha / 2); an alpha beyond 1 means 0 is inside at every level.
-    """
-    w = _z(share) - z0
-    if math.isinf(w):
-        return 0.0 if (w < 0) != upper else 1.0
-    if 1 + a * w <= 0:  # the level is unreachable on this side
-        return 1.0
-    z = w / (1 + a * w) - z0
-    return min(1.0, 2 * (1 - _NORMAL.cdf(z)) if upper else 2 * _NORMAL.cdf(z))
-
-
-def bca_bootstrap(values: Sequence[float], *, n_resamples: int = N_RESAMPLES,
-                  confidence: float = CONFIDENCE, seed: int = SEED) -> BootstrapResult:
-    """Mean of `values` with its BCa bootstrap interval and a p-value from the same resamples.
-
-    For a paired comparison pass the per-question differences B - A. The p-value is the
-    smallest alpha at which the (1 - alpha) BCa interval excludes 0, floored at
-    1 / (n_resamples + 1) (no resample count can show less): so p < 1 - confidence exactly
-    when the interval excludes 0. A sample with no spread (every value equal) has a
-    zero-width interval and p = 1 when the value is 0, the floor otherwise.
+    A sample with no spread has a zero-width interval at its value; an empty one gives NaNs.
     """
     x = np.asarray(values, dtype=float)
-    if not x.size:
-        nan = math.nan
-        return BootstrapResult(nan, nan, nan, nan, 0, n_resamples, confidence)
-    estimate = float(x.mean())
-    floor = 1.0 / (n_resamples + 1)
+    if x.size == 0:
+        return math.nan, math.nan
     if np.ptp(x) == 0:
-        return BootstrapResult(estimate, estimate, estimate, 1.0 if estimate == 0 else floor,
-                               int(x.size), n_resamples, confidence)
-    rng = np.random.default_rng(seed)
-    means = np.sort(x[rng.integers(0, x.size, size=(n_resamples, x.size))].mean(axis=1))
-    # Mid-rank bias correction, as scipy does: ties with the estimate count half.
-    below = np.count_nonzero(means < estimate) + 0.5 * np.count_nonzero(means == estimate)
-    # Clipped half a resample from 0 and 1, so the correction stays finite.
-    z0 = _z(min(max(below, 0.5), n_resamples - 0.5) / n_resamples)
-    a = _acceleration(x)
-    alpha = 1 - confidence
-    lo = _quantile(means, _bca_level(z0, a, _z(alpha / 2)))
-    hi = _quantile(means, _bca_level(z0, a, _z(1 - alpha / 2)))
-    # 0 is outside [lo, hi] when the ECDF at 0 is below the lower level (lo > 0) or when the
-    # share strictly below 0 reaches the upper level (hi < 0): invert both ends.
-    share_le0 = np.count_nonzero(means <= 0) / n_resamples
-    share_lt0 = np.count_nonzero(means < 0) / n_resamples
-    p_low = _alpha_at(share_le0, z0, a, upper=False)
-    p_high = _alpha_at(share_lt0, z0, a, upper=True)
-    p = max(floor, min(p_low, p_high))
-    return BootstrapResult(estimate, lo, hi, p, int(x.size), n_resamples, confidence)
+        return float(x[0]), float(x[0])
+    result = stats.bootstrap((x,), np.mean, confidence_level=confidence, n_resamples=n_resamples,
+                             method="BCa", batch=_batch(x.size), random_state=np.random.default_rng(seed))
+    return float(result.confidence_interval.low), float(result.confidence_interval.high)
+
+
+def _batch(n: int) -> int:
+    """Resamples per block: about RESAMPLE_BLOCK values in memory at once, whatever n is."""
+    return max(1, RESAMPLE_BLOCK // max(n, 1))
+
+
+def paired_mean_test(differences: Sequence[float], *, confidence: float = CONFIDENCE,
+                     n_resamples: int = N_RESAMPLES, seed: int = SEED) -> MeanTest:
+    """Mean of paired differences B - A: BCa interval, and the p-value of a paired permutation
+    test (each question's difference keeps or flips its sign at random under "no difference")."""
+    d = np.asarray(differences, dtype=float)
+    if d.size == 0:
+        return MeanTest(math.nan, math.nan, math.nan, math.nan, 0)
+    lo, hi = mean_interval(d, confidence=confidence, n_resamples=n_resamples, seed=seed)
+    if not np.any(d):
+        p = 1.0
+    else:
+        test = stats.permutation_test((d,), np.mean, permutation_type="samples", n_resamples=n_resamples,
+                                      batch=_batch(d.size), random_state=np.random.default_rng(seed))
+        p = float(test.pvalue)
+    return MeanTest(float(d.mean()), lo, hi, p, int(d.size))
+
+
+@dataclass(frozen=True)
+class Equivalence:
+    """Two one-sided tests of |mean difference| < margin: p is the larger one-sided p-value, and
+    (lo, hi) the matching 1 - 2*alpha interval (90% for alpha 0.05)."""
+
+    estimate: float
+    lo: float
+    hi: float
+    p_value: float
+    margin: float
+    n: int
+
+    def shown(self, *, alpha: float = 1 - CONFIDENCE) -> bool:
+        """True when the difference is shown to lie within +-margin (both one-sided tests reject)."""
+        return self.p_value < alpha
+
+
+def tost(differences: Sequence[float], *, margin: float, alpha: float = 1 - CONFIDENCE) -> Equivalence:
+    """Two one-sided t-tests (scipy) that the mean paired difference lies within +-margin.
+
+    With a hundred or more questions the t-approximation holds for 0/1 differences too. A sample
+    with no spread is equivalent exactly when its value lies inside the margin.
+    """
+    if margin <= 0:
+        raise ValueError("the equivalence margin must be positive")
+    d = np.asarray(differences, dtype=float)
+    if d.size < 2:
+        return Equivalence(math.nan, math.nan, math.nan, math.nan, margin, int(d.size))
+    mean = float(d.mean())
+    if np.ptp(d) == 0:
+        p = 0.0 if abs(mean) < margin else 1.0
+        return Equivalence(mean, mean, mean, p, margin, int(d.size))
+    p_low = stats.ttest_1samp(d, -margin, alternative="greater").pvalue
+    p_high = stats.ttest_1samp(d, margin, alternative="less").pvalue
+    half = stats.t.ppf(1 - alpha, d.size - 1) * stats.sem(d)
+    return Equivalence(mean, float(mean - half), float(mean + half), float(max(p_low, p_high)), margin,
+                       int(d.size))
+
+
+def paired_proportion_tost(a: np.ndarray, b: np.ndarray, *, margin: float,
+                           alpha: float = 1 - CONFIDENCE) -> Equivalence:
+    """Equivalence of two paired yes/no runs within +-margin: Newcombe's 1 - 2*alpha interval
+    must lie inside (-margin, margin) (the interval form of two one-sided tests). The p-value is
+    the smallest alpha at which it does, found by bisection; 1 when even a zero-width interval
+    would not fit."""
+    if margin <= 0:
+        raise ValueError("the equivalence margin must be positive")
+    a, b = np.asarray(a, dtype=bool), np.asarray(b, dtype=bool)
+    estimate = float(b.mean() - a.mean()) if a.size else math.nan
+
+    def inside(level_alpha: float) -> bool:
+        lo, hi = paired_proportion_interval(a, b, confidence=1 - 2 * level_alpha)
+        return -margin < lo and hi < margin
+
+    lo, hi = paired_proportion_interval(a, b, confidence=1 - 2 * alpha)
+    if a.size == 0 or not inside(0.4999):
+        return Equivalence(estimate, lo, hi, 1.0 if a.size else math.nan, margin, int(a.size))
+    low, high = 1e-9, 0.4999
+    for _ in range(40):
+        mid = (low + high) / 2
+        low, high = (low, mid) if inside(mid) else (mid, high)
+    return Equivalence(estimate, lo, hi, high, margin, int(a.size))
 
 
 def holm(p_values: Sequence[float]) -> list[float]:
@@ -157,7 +203,7 @@ def holm(p_values: Sequence[float]) -> list[float]:
 
     Sort ascending, multiply the i-th smallest (0-based) by m - i, carry the running maximum so
     adjusted values never decrease, cap at 1. Reject where adjusted p < alpha: the family-wise
-    error over the whole table stays below alpha, and it is never more conservative than
+    error over the whole family stays below alpha, and it is never more conservative than
     Bonferroni.
     """
     p = np.asarray(p_values, dtype=float)
@@ -169,3 +215,52 @@ def holm(p_values: Sequence[float]) -> list[float]:
         running = max(running, min(1.0, (m - i) * p[index]))
         out[index] = running
     return [float(v) for v in out]
+
+
+def _rejection_regions(n: int, discordance: float, alpha: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Every (m, wins) at which the two-sided exact McNemar test rejects at level alpha, for m
+    discordant questions among n, with the probability of m: three flat arrays."""
+    ms, ks, weights = [], [], []
+    for m, weight in enumerate(stats.binom.pmf(np.arange(n + 1), n, discordance)):
+        if m == 0 or weight < 1e-12:
+            continue
+        wins = np.arange(m + 1)
+        tail = np.minimum(stats.binom.cdf(wins, m, 0.5), stats.binom.sf(wins - 1, m, 0.5))
+        p_two_sided = np.minimum(1.0, 2 * tail)
+        rejected = wins[p_two_sided <= alpha]
+        ms.append(np.full(rejected.size, m))
+        ks.append(rejected)
+        weights.append(np.full(rejected.size, weight))
+    if not ms:
+        return np.array([], int), np.array([], int), np.array([])
+    return np.concatenate(ms), np.concatenate(ks), np.concatenate(weights)
+
+
+def mcnemar_power(n: int, discordance: float, difference: float, *, alpha: float = 1 - CONFIDENCE,
+                  regions: tuple | None = None) -> float:
+    """Power of the two-sided exact McNemar test on n paired questions, when a share
+    `discordance` of them is answered by exactly one run and B's recall exceeds A's by `difference`.
+
+    Sums over the number of discordant questions (binomial in n) and, given it, over B's wins
+    (binomial with p = (discordance + difference) / (2 * discordance)).
+    """
+    if not 0 < discordance <= 1 or not 0 <= difference <= discordance:
+        return math.nan
+    p_win = (discordance + difference) / (2 * discordance)
+    ms, ks, weights = regions if regions is not None else _rejection_regions(n, discordance, alpha)
+    return float(np.sum(weights * stats.binom.pmf(ks, ms, p_win)))
+
+
+def minimum_detectable_difference(n: int, discordance: float, *, power: float = 0.8,
+                                  alpha: float = 1 - CONFIDENCE) -> float:
+    """The smallest paired difference in recall that the exact McNemar test detects with the
+    given power on n questions, at a given share of discordant questions; NaN when even
+    `discordance` itself (every disagreement a win) is not detectable."""
+    regions = _rejection_regions(n, discordance, alpha)
+    if mcnemar_power(n, discordance, discordance, regions=regions) < power:
+        return math.nan
+    lo, hi = 0.0, discordance
+    for _ in range(30):  # bisection to well below the third decimal a lesson prints
+        mid = (lo + hi) / 2
+        lo, hi = (lo, mid) if mcnemar_power(n, discordance, mid, regions=regions) >= power else (mid, hi)
+    return hi
