@@ -1,19 +1,27 @@
-"""Keep verdicts honest: flag Markdown cells that state a verdict in hand-written words.
+"""Keep verdicts honest: flag any verdict a notebook states in hand-written words.
 
     python scripts/check_claims.py [NOTEBOOK ...]      (default: notebooks/**/*.ipynb)
 
-A Markdown cell that says a technique "helps", is "better", "significant" or makes "no
-difference" is flagged unless the code cell just before or just after it backs the words:
-either it renders the verdict from the figures (`verdict(`, `verdict_table(`, `technique_table(`
-from course_lib.evaluation.display) or it holds an `assert` that compares a figure, so a rerun on other
-data fails instead of leaving a stale claim. Sentences about the sources are exempt: a
-blockquote line (`> ...`) or a line saying "the production write-up says" / "the chunking
-lesson says". Code spans and fenced code are not prose and are skipped. Exit status 1 when a
-cell is flagged; `--count` prints the number of flagged cells per notebook and exits 0.
+A verdict is a sentence that uses the course's verdict vocabulary (helps, better, worse, gains,
+improvement, winner, beats, outperforms, hurts, costs, faster, equivalent, cannot tell, …). In a
+Markdown cell it passes only when the nearest code cell before or after it backs it:
+
+- the code cell renders the comparison (`verdict(`, `verdict_table(`, `technique_table(` from
+  course_lib.evaluation.verdicts) and, when the sentence names a quantity (recall@5, MRR,
+  latency, tokens, …), that quantity appears in the code cell's comparison; or
+- the code cell asserts on the SAME quantity the sentence names (`assert c.delta > 0` does not
+  back "re-ranking improves MRR" unless the assert mentions MRR).
+
+A verdict in a code cell's plain string (`print("BM25 beats dense")`) is always flagged: it is a
+verdict typed in, not rendered. Sentences about the sources are exempt: a blockquote line (`> …`)
+or a line saying "the production write-up says" / "the chunking lesson says". Code spans and
+fenced code inside Markdown are not prose and are skipped. Exit status 1 when anything is
+flagged; `--count` prints the number of flags per notebook and exits 0.
 """
 from __future__ import annotations
 
 import argparse
+import ast
 import re
 import sys
 from dataclasses import dataclass
@@ -21,26 +29,38 @@ from pathlib import Path
 
 import nbformat
 
-VERDICT_WORDS = ("helps", "helped", "better", "worse", "significant", "significantly", "no difference",
-                 "improves", "improved", "hurts", "beats", "wins", "outperforms", "gain", "loses")
+VERDICT_WORDS = (
+    "help", "helps", "helped", "better", "worse", "significant", "significantly", "no difference",
+    "improves", "improved", "improvement", "improvements", "hurts", "hurt", "beats", "beat", "winner",
+    "outperforms", "outperformed", "gain", "gains", "gained", "loses", "loss", "costs", "faster",
+    "slower", "equivalent", "cannot tell", "pays off", "worth it", "matters",
+)
 _VERDICT = re.compile(r"\b(" + "|".join(w.replace(" ", r"\s+") for w in VERDICT_WORDS) + r")\b", re.I)
 _EXEMPT_LINE = re.compile(r"^\s*>|the production write-up says|the chunking lesson says", re.I)
 _FENCE = re.compile(r"^\s*(```|~~~).*?^\s*\1", re.M | re.S)
 _CODE_SPAN = re.compile(r"`[^`\n]*`")
 _RENDERS = re.compile(r"\b(verdict|verdict_table|technique_table)\s*\(")
-# An assert that names a figure compares something: `assert c.delta > 0`, `assert p < 0.05`,
-# `assert not c.significant` / `assert c.significant`.
-_FIGURE_ASSERT = re.compile(r"^\s*assert\b[^\n]*(<|>|==|!=|\bsignificant\b)", re.M)
+_ASSERT = re.compile(r"^\s*assert\b[^\n]*(<|>|==|!=|\bsignificant\b|\bequivalent\b)[^\n]*", re.M)
+# What a sentence can be about, and how code names the same quantity.
+QUANTITIES: dict[str, tuple[str, str]] = {
+    "recall@k": (r"recall\s*@\s*(\d+)", r"recall@{k}|recall_at\(\s*{k}\s*\)|hits_at\(\s*{k}\s*\)|recall{k}"),
+    "mrr": (r"\bMRR\b|reciprocal rank", r"\bmrr\b|reciprocal_rank"),
+    "latency": (r"\blatenc\w*|\bp50\b|\bp95\b|\bmillisecond\w*|\bms\b",
+                r"latenc|p50|p95|percentile|_ms\b|\bms\b|seconds|timings?"),
+    "tokens": (r"\btokens?\b", r"token"),
+    "memory": (r"\bmemory\b|\bMB\b|\bGB\b", r"memory|bytes|_mb\b|nbytes"),
+}
 
 
 @dataclass(frozen=True)
 class Flag:
-    """One Markdown cell whose verdict words no neighbouring code cell backs."""
+    """One cell whose verdict words nothing beside them backs."""
 
     notebook: str
     cell: int
     words: tuple[str, ...]
     line: str
+    why: str
 
 
 def verdict_words(markdown: str) -> list[tuple[str, str]]:
@@ -54,9 +74,23 @@ def verdict_words(markdown: str) -> list[tuple[str, str]]:
     return found
 
 
-def backs_a_verdict(code: str) -> bool:
-    """True when a code cell renders a verdict from figures or asserts one."""
-    return bool(_RENDERS.search(code) or _FIGURE_ASSERT.search(code))
+def quantities(text: str) -> list[str]:
+    """The code patterns of every quantity a sentence names (recall@5 becomes recall@5's names)."""
+    patterns = []
+    for name, (prose, code) in QUANTITIES.items():
+        for match in re.finditer(prose, text, re.I):
+            patterns.append(code.format(k=match.group(1)) if name == "recall@k" else code)
+    return list(dict.fromkeys(patterns))
+
+
+def backs(code: str, sentence: str) -> bool:
+    """True when a code cell renders or asserts the verdict a sentence states."""
+    named = quantities(sentence)
+    if _RENDERS.search(code):
+        return not named or any(re.search(p, code, re.I) for p in named) or (
+            all("recall@5" in p for p in named) and "metric=" not in code)  # recall@5 is the default
+    asserts = [m.group(0) for m in _ASSERT.finditer(code)]
+    return bool(named) and any(re.search(p, line, re.I) for line in asserts for p in named)
 
 
 def _neighbour_code(cells: list, index: int, step: int) -> str:
@@ -69,19 +103,33 @@ def _neighbour_code(cells: list, index: int, step: int) -> str:
     return ""
 
 
+def typed_verdicts(code: str) -> list[str]:
+    """Plain string literals in a code cell that state a verdict (f-strings render figures)."""
+    try:
+        tree = ast.parse(code)
+    except SyntaxError:  # IPython magics: nothing to read as Python
+        return []
+    formatted = {id(v) for node in ast.walk(tree) if isinstance(node, ast.JoinedStr) for v in node.values}
+    return [node.value for node in ast.walk(tree)
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in formatted
+            and _VERDICT.search(node.value) and " " in node.value.strip()]
+
+
 def flag_cells(notebook: nbformat.NotebookNode, *, name: str = "") -> list[Flag]:
-    """Every Markdown cell of a notebook that states an unbacked verdict."""
+    """Every cell of a notebook that states a verdict nothing backs."""
     cells, flags = notebook.cells, []
     for index, cell in enumerate(cells):
+        if cell.cell_type == "code":
+            flags += [Flag(name, index, tuple(m.lower() for m in _VERDICT.findall(text)), text,
+                           "a verdict typed into a string") for text in typed_verdicts(cell.source)]
+            continue
         if cell.cell_type != "markdown":
             continue
-        found = verdict_words(cell.source)
-        if not found:
-            continue
-        if any(backs_a_verdict(_neighbour_code(cells, index, step)) for step in (-1, 1)):
-            continue
-        words = tuple(dict.fromkeys(word for word, _ in found))
-        flags.append(Flag(name, index, words, found[0][1]))
+        unbacked = [(word, line) for word, line in verdict_words(cell.source)
+                    if not any(backs(_neighbour_code(cells, index, step), line) for step in (-1, 1))]
+        if unbacked:
+            words = tuple(dict.fromkeys(word for word, _ in unbacked))
+            flags.append(Flag(name, index, words, unbacked[0][1], "no code cell beside it renders or asserts it"))
     return flags
 
 
@@ -104,8 +152,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{len(flags):4d}  {path}")
             continue
         for flag in flags:
-            print(f"{path}: cell {flag.cell}: {', '.join(flag.words)}: {flag.line[:100]}")
-    print(f"{total} cell(s) state a verdict with no rendered figure or assertion beside them",
+            print(f"{path}: cell {flag.cell}: {', '.join(flag.words)} ({flag.why}): {flag.line[:100]}")
+    print(f"{total} cell(s) state a verdict with no rendered comparison or assertion on it beside them",
           file=sys.stderr)
     return 0 if args.count or total == 0 else 1
 

@@ -23,29 +23,49 @@ def notebook(*cells):
     return new_notebook(cells=list(cells))
 
 
-def test_hand_written_verdict_is_flagged(claims):
-    nb = notebook(new_code_cell("run = evaluate_retriever(r, qs, name='x')"),
-                  new_markdown_cell("## Results\n\nHybrid retrieval **helps**: it is clearly better."),
-                  new_code_cell("metrics_table([run])"))
+def test_a_verdict_with_no_code_cell_is_flagged(claims):
+    nb = notebook(new_markdown_cell("## Results\n\nHybrid retrieval **helps**: it is clearly better on recall@5."))
     [flag] = claims.flag_cells(nb, name="bad.ipynb")
-    assert flag.cell == 1 and flag.words == ("helps", "better")
-    assert flag.line.startswith("Hybrid retrieval")
+    assert flag.cell == 0 and flag.words == ("helps", "better")
+    assert flag.line.startswith("Hybrid retrieval") and "no code cell" in flag.why
 
 
-def test_verdict_rendered_or_asserted_next_to_it_passes(claims):
-    rendered_after = notebook(new_markdown_cell("Is the gain significant? No difference, or a real one?"),
+def test_a_verdict_backed_by_an_unrelated_assert_is_flagged(claims):
+    unrelated = notebook(new_code_cell("assert len(chunks) > 100 and run.recall_at(20) > 0.5"),
+                         new_markdown_cell("Re-ranking improves MRR on dev."))
+    [flag] = claims.flag_cells(unrelated)
+    assert flag.words == ("improves",)
+    nameless = notebook(new_code_cell("assert c.delta > 0"), new_markdown_cell("So the context line helped."))
+    assert [f.words for f in claims.flag_cells(nameless)] == [("helped",)]  # which quantity? none named
+
+
+def test_a_verdict_word_typed_into_code_is_flagged(claims):
+    typed = notebook(new_code_cell('print("BM25 beats dense search on exact names")'))
+    [flag] = claims.flag_cells(typed)
+    assert flag.words == ("beats",) and "typed" in flag.why
+    rendered = notebook(new_code_cell('print(f"{word(c)}: {c.delta:+.3f}")\nlabel = "gain"'))
+    assert claims.flag_cells(rendered) == []  # f-strings render figures; one bare word is a key
+
+
+def test_a_verdict_rendered_or_asserted_on_the_same_quantity_passes(claims):
+    rendered_after = notebook(new_markdown_cell("Is the gain on recall@5 significant, or no difference?"),
                               new_code_cell("verdict(paired_comparison(dense, hybrid), what='RRF')"))
-    asserted_before = notebook(new_code_cell("c = paired_comparison(a, b)\nassert c.delta > 0 and c.lo > 0"),
-                               new_markdown_cell("So the context line helped."))
-    table_after = notebook(new_markdown_cell("Which technique wins?"), new_markdown_cell("(see below)"),
+    mrr_rendered = notebook(new_markdown_cell("Does re-ranking improve MRR?"),
+                            new_code_cell("verdict_table([paired_comparison(a, b, metric='mrr')])"))
+    asserted = notebook(new_code_cell("c = paired_comparison(a, b, metric='mrr')\nassert c.p < 0.05  # mrr"),
+                        new_markdown_cell("Re-ranking improves MRR."))
+    latency = notebook(new_markdown_cell("The cache makes a repeat faster: p50 below 1 ms."),
+                       new_code_cell("assert timings['p50 cached'] < 0.001"))
+    table_after = notebook(new_markdown_cell("Which technique is the winner?"), new_markdown_cell("(see below)"),
                            new_code_cell("technique_table(effects)"))
-    for nb in (rendered_after, asserted_before, table_after):
-        assert claims.flag_cells(nb) == []
+    for nb in (rendered_after, mrr_rendered, asserted, latency, table_after):
+        assert claims.flag_cells(nb) == [], nb
 
 
-def test_an_assert_without_a_figure_does_not_back_a_verdict(claims):
-    nb = notebook(new_code_cell("assert run is not None"), new_markdown_cell("BM25 beats dense on names."))
-    assert [f.words for f in claims.flag_cells(nb)] == [("beats",)]
+def test_a_rendered_verdict_on_another_metric_does_not_back_the_sentence(claims):
+    nb = notebook(new_markdown_cell("Re-ranking improves MRR."),
+                  new_code_cell("verdict(paired_comparison(a, b, metric='recall@5'))"))
+    assert [f.words for f in claims.flag_cells(nb)] == [("improves",)]
 
 
 def test_only_the_nearest_code_cells_count(claims):
@@ -55,9 +75,11 @@ def test_only_the_nearest_code_cells_count(claims):
 
 
 def test_whole_words_only_and_case_insensitive(claims):
-    assert claims.verdict_words("Bettering the gains, a winsome significance.") == []
+    assert claims.verdict_words("Bettering the gainsay, a winsome significance.") == []
     assert [w for w, _ in claims.verdict_words("SIGNIFICANTLY Better; no\ndifference; No   difference")] == [
         "significantly", "better", "no difference"]
+    assert [w for w, _ in claims.verdict_words("the winner; an improvement; it costs 3 ms; Outperforms")] == [
+        "winner", "improvement", "costs", "outperforms"]
 
 
 def test_source_quotes_code_and_blockquotes_are_exempt(claims):
@@ -74,7 +96,8 @@ def test_cli_exit_status_and_counts(claims, tmp_path, capsys):
     nbformat.write(notebook(new_markdown_cell("Re-ranking hurts?"), new_code_cell("verdict(c)")), good)
     assert claims.main([str(good)]) == 0
     assert claims.main([str(bad), str(good)]) == 1
-    assert "bad.ipynb: cell 0: hurts: Re-ranking hurts." in capsys.readouterr().out
+    assert "bad.ipynb: cell 0: hurts (no code cell beside it renders or asserts it): Re-ranking hurts." in (
+        capsys.readouterr().out)
     assert claims.main(["--count", str(bad), str(good)]) == 0
     out = capsys.readouterr().out
     assert f"   1  {bad}" in out and f"   0  {good}" in out
