@@ -3,6 +3,7 @@
     python scripts/golden_authoring.py show library/threading.html [--corpus data/corpus]
     python scripts/golden_authoring.py find "releases the lock" [--corpus data/corpus]
     python scripts/golden_authoring.py check drafts.jsonl [--corpus DIR] [--against data/golden/golden.jsonl]
+    python scripts/golden_authoring.py place PAGE "a quote" --gold q123 [--corpus DIR]
 
 `show` prints a page's visible text block by block, each section opened by its id (`§ id`), so a
 writer reads the rendered page and copies the id and a verbatim quote. `find` names every page
@@ -12,7 +13,9 @@ page only, and an unanswerable question's key words should be checked against ev
 quote found in the named section's visible text, inside ONE block (a paragraph, list item, table
 cell, definition, heading or code block, never across two), on that page only, and no quote or
 question repeated from the shipped set. It runs no pipeline: questions are written and checked
-before any retriever sees them.
+before any retriever sees them. `place` checks one further place that answers a shipped question
+(pooled judgments, scripts/golden_pool.py): the quote on that page, inside one block, and not the
+gold answer's own block.
 """
 from __future__ import annotations
 
@@ -27,8 +30,14 @@ from pathlib import Path
 from bs4 import BeautifulSoup, Tag
 
 from course_lib.core.load import decode_html
-from course_lib.evaluation.golden import KINDS, evidence_problem, normalize
-from course_lib.evaluation.golden_checks import QUOTE_BLOCKS, section_nodes, quote_problem, visible_soup
+from course_lib.evaluation.golden import KINDS, evidence_problem, load_golden, normalize
+from course_lib.evaluation.golden_checks import (
+    QUOTE_BLOCKS,
+    in_gold_block,
+    quote_problem,
+    section_nodes,
+    visible_soup,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -143,10 +152,30 @@ def check(path: Path, corpus: Path, against: list[Path]) -> int:
     return 1 if bad else 0
 
 
+def place(corpus: Path, doc: str, quote: str, gold_id: str) -> int:
+    """Check one `also` place for a shipped question; print ok or the problem."""
+    golden = ROOT / "data" / "golden" / ("pandas.jsonl" if "pandas" in str(corpus) else "golden.jsonl")
+    gold = next((q for q in load_golden(golden) if q.id == gold_id), None)
+    if gold is None or not gold.answerable:
+        print(f"no answerable question {gold_id} in {golden.name}")
+        return 1
+    if not (corpus / doc).is_file():
+        print(f"no page {doc}")
+        return 1
+    soup = page_soup(corpus, doc)
+    problem = evidence_problem(quote) or quote_problem(quote, [soup], doc)
+    if not problem and doc == gold.doc and in_gold_block(soup, gold.evidence, quote):
+        problem = "the quote lies in the gold answer's own block: that is the gold answer, not another place"
+    print(problem or "ok")
+    return 1 if problem else 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("verb", choices=["show", "find", "check"])
-    parser.add_argument("target", help="a page path (show), a phrase (find) or a draft file (check)")
+    parser.add_argument("verb", choices=["show", "find", "check", "place"])
+    parser.add_argument("target", help="a page path (show, place), a phrase (find) or a draft file (check)")
+    parser.add_argument("quote", nargs="?", help="the quote of a further place (place)")
+    parser.add_argument("--gold", help="the id of the question a further place answers (place)")
     parser.add_argument("--corpus", type=Path, default=ROOT / "data" / "corpus")
     parser.add_argument("--against", type=Path, action="append",
                         help="shipped golden files whose questions and quotes must not repeat")
@@ -159,6 +188,10 @@ def main(argv: list[str] | None = None) -> int:
         hits = [page for page, body in all_pages(args.corpus).items() if phrase in body]
         print("\n".join(hits) if hits else "(no page)")
         return 0
+    if args.verb == "place":
+        if not args.quote or not args.gold:
+            parser.error("place needs PAGE, a quote and --gold ID")
+        return place(args.corpus, args.target, args.quote, args.gold)
     return check(Path(args.target), args.corpus, args.against or [])
 
 

@@ -32,7 +32,7 @@ from pathlib import Path
 from course_lib.core.load import load_pages
 from course_lib.core.pipeline import PIPELINES, build_pipeline
 from course_lib.evaluation.golden import evidence_problem, load_golden, normalize
-from course_lib.evaluation.golden_checks import QUOTE_BLOCKS, quote_problem, visible_soup
+from course_lib.evaluation.golden_checks import in_gold_block, quote_problem, visible_soup
 from course_lib.evaluation.judging import is_relevant
 from course_lib.extras.peers import PEERS
 from course_lib.infra.paths import DATA_DIR
@@ -89,14 +89,9 @@ def build(name: str, batches: Path, per_batch: int) -> None:
     with gzip.open(POOL_DIR / f"{name}.pooled.json.gz", "wt", encoding="utf-8") as out:
         json.dump(record, out)
     counts = Counter(item["gold"] for q in questions for item in pooled[q.id].values())
+    n_batches = len(range(0, len(reading), per_batch))
     print(f"{len(questions)} questions, {sum(counts.values())} pooled items: {counts[True]} hold the gold "
-          f"quote, {counts[False]} to read in {len(range(0, len(reading), per_batch))} batches under {batches}")
-
-
-def gold_blocks(soup, quote: str) -> list[str]:
-    """Normalised texts of the blocks of a page that hold the gold quote."""
-    wanted = normalize(quote)
-    return [normalize(b.get_text()) for b in soup.find_all(QUOTE_BLOCKS) if wanted in normalize(b.get_text())]
+          f"quote, {counts[False]} to read in {n_batches} batches under {batches}")
 
 
 def place_problem(verdict: dict, gold, soups: dict, texts: dict) -> str | None:
@@ -110,7 +105,7 @@ def place_problem(verdict: dict, gold, soups: dict, texts: dict) -> str | None:
     problem = quote_problem(quote, [soups[doc]], doc)
     if problem:
         return problem
-    if doc == gold.doc and any(normalize(quote) in block for block in gold_blocks(soups[doc], gold.evidence)):
+    if doc == gold.doc and in_gold_block(soups[doc], gold.evidence, quote):
         return "the quote lies in the gold block itself: that is the gold answer, not another place"
     return None
 

@@ -115,6 +115,13 @@ def quote_problem(quote: str, nodes, where: str) -> str | None:
     return None
 
 
+def in_gold_block(soup: BeautifulSoup, gold_quote: str, quote: str) -> bool:
+    """True when `quote` lies inside a block of the page that holds the gold quote: the gold
+    answer itself (or a piece of it), not another place that answers."""
+    wanted, gold = normalize(quote), normalize(gold_quote)
+    return any(gold in text and wanted in text for text in block_texts([soup]))
+
+
 def _page(doc: str, corpus_dir: Path, soups: dict, pages: dict[str, str]) -> BeautifulSoup | None:
     """The visible soup of a page, parsed once per check (None when the page is not there)."""
     if doc not in soups:
