@@ -13,6 +13,7 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from course_lib import settings
 from course_lib.core.tokens import Counter, get_counter
 
 
@@ -227,7 +228,7 @@ def split_block(
     budget: int | None = None,
     counter: Counter | None = None,
     context: str = "",
-    prefer_blank: float = 0.6,
+    prefer_blank: float = settings.PREFER_BLANK,
 ) -> Split:
     """Split a block's text into pieces whose embedded text (with `context`) fits `budget` tokens.
 
