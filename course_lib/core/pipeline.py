@@ -219,7 +219,8 @@ def _clean_corpus(pages: tuple[Page, ...], max_share: float, parse_options: tupl
 
 
 def clean_fixed_chunks(pages: Sequence[Page], *, size: int = settings.NAIVE_SIZE,
-                       overlap: int = settings.NAIVE_OVERLAP, max_share: float = settings.MAX_SHARE) -> list[Chunk]:
+                       overlap: int = settings.NAIVE_OVERLAP,
+                       max_share: float = settings.MAX_SHARE) -> list[Chunk]:
     """Lesson 03's chunks: the cleaned text of each page, cut like lesson 01's."""
     blocks, _, _ = clean_corpus(pages, max_share=max_share)
     return [chunk for doc, page_blocks in blocks.items()
@@ -233,7 +234,8 @@ def page_title(blocks: Sequence[Block], doc: str) -> str:
 
 def structured_chunks(pages: Sequence[Page], *, context: bool = True, split_long: bool = True,
                       budget: int | None = None, overlap_blocks: int = settings.OVERLAP_BLOCKS,
-                      max_share: float = settings.MAX_SHARE, model: str | None = None, **parse_options) -> list[Chunk]:
+                      max_share: float = settings.MAX_SHARE, model: str | None = None,
+                      **parse_options) -> list[Chunk]:
     """Lessons 04-05's chunks: whole blocks packed within one heading path, exact duplicates dropped.
 
     `budget` defaults to the model's real input limit, counted with its own tokenizer on the

@@ -197,7 +197,7 @@ def weighted_fusion(hit_lists: Sequence[Sequence[Hit]], *, weights: Sequence[flo
     if len(weights) != len(hit_lists):
         raise ValueError(f"{len(hit_lists)} hit lists but {len(weights)} weights")
     terms: dict[int, list[float]] = {}
-    for hits, weight in zip(hit_lists, weights, strict=False):
+    for hits, weight in zip(hit_lists, weights, strict=True):
         for index, score in _normalized(hits, normalize).items():
             terms.setdefault(index, []).append(weight * score)
     # fsum, as in `rrf`: equal sums must compare equal whatever the order of their terms.
@@ -296,6 +296,7 @@ class HybridRetriever:
         fused = fuse([hits for hits, _ in results], fusion=self.fusion, rrf_k=self.rrf_k,
                      weights=self.weights)
         end = time.perf_counter()
-        self.last_timings = {name: seconds for name, (_, seconds) in zip(self.names, results, strict=False)}
+        self.last_timings = {name: seconds
+                             for name, (_, seconds) in zip(self.names, results, strict=True)}
         self.last_timings.update(fuse=end - fuse_start, total=end - start)
         return fused[:k]

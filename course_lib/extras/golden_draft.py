@@ -126,5 +126,5 @@ def write_drafts(drafts: Sequence[Draft], path: str | Path) -> None:
 def unwritten(path: str | Path) -> list[str]:
     """Ids of the drafted lines whose question is still empty (validate-golden checks evidence,
     not whether a person wrote the question)."""
-    lines = Path(path).read_text(encoding="utf-8").splitlines()
-    return [r["id"] for r in map(json.loads, filter(str.strip, lines)) if not str(r.get("question", "")).strip()]
+    rows = map(json.loads, filter(str.strip, Path(path).read_text(encoding="utf-8").splitlines()))
+    return [r["id"] for r in rows if not str(r.get("question", "")).strip()]
