@@ -17,6 +17,16 @@ def test_pieces_are_sentences_or_lines_of_four_to_twenty_words():
     assert gd.candidate_pieces(code) == ["df.merge(other, on='key', how='left')  # keep all rows"]
 
 
+def test_pieces_are_the_chunkers_sentences_within_the_golden_evidence_limits():
+    from course_lib.evaluation.golden import MAX_EVIDENCE_CHARS, evidence_problem
+
+    abbreviation = block("text", "Sort by a key, e.g. Len or a lambda of your own.")
+    assert gd.candidate_pieces(abbreviation) == ["Sort by a key, e.g. Len or a lambda of your own."]
+    huge_word = "Five words then one " + "x" * MAX_EVIDENCE_CHARS + "."
+    assert evidence_problem(huge_word) and gd.candidate_pieces(block("text", huge_word)) == []
+    assert gd.candidate_pieces(block("code", huge_word)) == []
+
+
 def test_kind_is_guessed_from_block_and_text():
     assert gd.guess_kind(block("table", "a | b"), "a b c d") == "table"
     assert gd.guess_kind(block("code", "x"), "x") == "code"

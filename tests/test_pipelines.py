@@ -103,7 +103,7 @@ def test_a_reranking_pipeline_asked_for_more_than_top_n_reranks_k():
 
 def test_a_pipeline_matches_the_retrievers_it_is_built_from():
     from course_lib.core.lexical import BM25Retriever
-    from course_lib.core.rerank import RerankingRetriever
+    from course_lib.core.rerank import rerank, shortlist_size
     from course_lib.core.retrieve import DenseRetriever, HybridRetriever
 
     vectors = np.random.default_rng(0).normal(size=(8, 4)).astype(np.float32)
@@ -111,11 +111,14 @@ def test_a_pipeline_matches_the_retrievers_it_is_built_from():
     dense, bm25 = DenseRetriever(CHUNKS, vectors=vectors), BM25Retriever(CHUNKS)
     query = vectors[3]
     dense.embed_query = lambda q: query  # no model: the query "is" chunk 3's vector
-    old = RerankingRetriever(HybridRetriever([dense, bm25], candidates=4), Fixed(), top_n=5)
-    new = Pipeline([dense, bm25], reranker=Fixed(), top_n=5, candidates=4)
-    for k in (1, 3, 5):
-        assert new.search("beta gamma3", k=k) == old.search("beta gamma3", k=k)
-    assert set(new.last_timings) == {"embed query", "dense", "bm25", "fuse", "rerank", "total"}
+    hybrid = HybridRetriever([dense, bm25], candidates=4)
+    pipeline = Pipeline([dense, bm25], reranker=Fixed(), top_n=5, candidates=4)
+    for k in (1, 3, 5, 7):  # up to top_n, and past it
+        depth = shortlist_size(k, top_n=5)
+        by_hand = rerank(Fixed(), "beta gamma3", hybrid.search("beta gamma3", k=depth), CHUNKS, top_n=depth)
+        assert pipeline.search("beta gamma3", k=k) == by_hand[:k]
+    assert len(pipeline.search("beta gamma3", k=7)) == 7
+    assert set(pipeline.last_timings) == {"embed query", "dense", "bm25", "fuse", "rerank", "total"}
 
 
 def test_hybrid_retrievers_must_index_the_same_chunks():

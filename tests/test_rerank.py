@@ -6,6 +6,7 @@ import socket
 import numpy as np
 import pytest
 
+from course_lib import settings
 from course_lib.core import rerank as rr
 from course_lib.core.rerank import (
     DEFAULT_CROSS_ENCODER,
@@ -133,7 +134,7 @@ def test_maxsim_reranker_truncates_and_bounds_its_cache():
     long_text = "alpha beta gamma delta epsilon zeta eta theta iota kappa"
     assert short.token_vectors([long_text])[0].shape == (6, 384)  # 8 minus [CLS] and [SEP]
     short.score("query", REAL_CHUNKS)
-    assert len(short._cache) == 2
+    assert len(short.memory) == 2 and short.memory.maxsize == 2
     assert MaxSimReranker(max_tokens=10_000).max_tokens == 256  # never past the model's limit
 
 
@@ -219,6 +220,11 @@ class ConstantReranker:
 
     def score(self, query, chunks, *, batch_size=32):
         return np.array(self.scores[: len(chunks)], dtype=float)
+
+
+def test_the_shortlist_is_top_n_or_k_when_k_is_larger():
+    assert [rr.shortlist_size(k, top_n=30) for k in (1, 20, 30, 31, 100)] == [30, 30, 30, 31, 100]
+    assert rr.shortlist_size(5) == max(5, settings.TOP_N)
 
 
 def test_rerank_ties_keep_the_fused_order():

@@ -11,8 +11,8 @@ from rank_bm25 import BM25Okapi
 from course_lib.core.lexical import BM25Retriever, code_aware_tokens, idf_table, simple_tokens
 from course_lib.core.retrieve import (
     DenseRetriever,
+    Filter,
     HybridRetriever,
-    filter_hits,
     make_filter,
     rank_hits,
     rrf,
@@ -311,16 +311,28 @@ FILTER_DOCS = ["library/os.html", "library/os.path.html", "tutorial/intro.html",
 FILTER_KINDS = [("text",), ("code", "text"), ("code",), ("table",)]
 
 
-def test_make_filter_and_filter_hits():
+def kept(hits, chunks, where):
+    return [hit for hit in hits if where(chunks[hit.index])]
+
+
+def test_a_filter_keeps_page_prefix_and_any_of_the_kinds():
     chunks = make_chunks(["w"] * 4, docs=FILTER_DOCS, kinds=FILTER_KINDS)
     hits = [Hit(3, 4.0), Hit(2, 3.0), Hit(1, 2.0), Hit(0, 1.0)]
-    assert filter_hits(hits, chunks, doc="library/os.html") == [Hit(3, 4.0), Hit(0, 1.0)]
-    assert [h.index for h in filter_hits(hits, chunks, path_prefix="library/")] == [3, 1, 0]
-    assert [h.index for h in filter_hits(hits, chunks, kinds={"code"})] == [2, 1]
-    both = filter_hits(hits, chunks, path_prefix="library/", kinds=["code"])
+    assert kept(hits, chunks, make_filter(doc="library/os.html")) == [Hit(3, 4.0), Hit(0, 1.0)]
+    assert [h.index for h in kept(hits, chunks, make_filter(path_prefix="library/"))] == [3, 1, 0]
+    assert [h.index for h in kept(hits, chunks, make_filter(kinds={"code"}))] == [2, 1]
+    both = kept(hits, chunks, make_filter(path_prefix="library/", kinds=["code"]))
     assert [h.index for h in both] == [1]
-    assert filter_hits(hits, chunks) == hits
+    assert kept(hits, chunks, make_filter()) == hits
+    assert kept(hits, chunks, make_filter(kinds=[])) == []  # no kind asked for: nothing passes
     assert make_filter(doc="nope.html")(chunks[0]) is False
+
+
+def test_a_filter_is_one_hashable_value_whatever_order_its_kinds_come_in():
+    one = make_filter(doc="a", kinds=["table", "code", "table"])
+    assert one == Filter(doc="a", kinds={"code", "table"}) == Filter(doc="a", kinds=("code", "table"))
+    assert one.kinds == ("code", "table") and hash(one) == hash(Filter(doc="a", kinds=["code", "table"]))
+    assert len({one, Filter(doc="a", kinds=("table", "code")), Filter(doc="a")}) == 2
 
 
 def test_where_filters_before_the_top_k_cut():
@@ -330,7 +342,7 @@ def test_where_filters_before_the_top_k_cut():
     assert [h.index for h in retriever.search("join", k=2)] == [0, 1]
     only_code = retriever.search("join", k=2, where=make_filter(kinds={"code"}))
     assert [h.index for h in only_code] == [1, 2]  # still two hits: filtered before the cut
-    after = filter_hits(retriever.search("join", k=2), chunks, kinds={"code"})
+    after = kept(retriever.search("join", k=2), chunks, make_filter(kinds={"code"}))
     assert [h.index for h in after] == [1]  # filtering after the cut loses one
 
 

@@ -1,8 +1,11 @@
 """Serving: caches with TTL, query normalisation, filters, stages, and prompt assembly."""
+import cachetools
 import numpy as np
 import pytest
 
 from course_lib.core import serve
+from course_lib.core.pipeline import STAGES
+from course_lib.core.retrieve import Filter
 from course_lib.infra import models
 from course_lib.records import Chunk, Hit
 
@@ -21,25 +24,30 @@ def test_normalize_query_keeps_case_where_it_is_the_meaning():
     assert serve.normalize_query("Straße %(asctime)s") == "strasse %(asctime)s"
 
 
-def test_filter_key_is_order_independent():
-    assert serve.filter_key({"kinds": ["table", "code"], "doc": "a"}) == serve.filter_key({"doc": "a", "kinds": {"code", "table"}})
-    assert serve.filter_key(None) == ()
+def test_a_request_filter_is_one_canonical_filter():
+    one = serve.as_filter({"kinds": ["table", "code"], "doc": "a"})
+    assert one == serve.as_filter({"doc": "a", "kinds": {"code", "table"}}) == Filter(doc="a", kinds=("code", "table"))
+    assert serve.as_filter(one) is one
+    assert serve.as_filter(None) is serve.as_filter({}) is serve.as_filter(Filter()) is None
+    with pytest.raises(TypeError):
+        serve.as_filter({"colour": "red"})
 
 
 def test_lru_evicts_the_least_recently_used_and_counts():
     cache = serve.LRUCache(2)
-    cache.put("a", 1)
-    cache.put("b", 2)
+    cache["a"] = 1
+    cache["b"] = 2
     assert cache.get("a") == 1
-    cache.put("c", 3)
+    cache["c"] = 3
     assert cache.get("b") is None and cache.get("a") == 1 and cache.get("c") == 3
     assert (cache.hits, cache.misses) == (3, 1)
+    assert isinstance(cache, cachetools.LRUCache) and cache.maxsize == 2
 
 
 def test_ttl_cache_expires_entries():
     now = [0.0]
     cache = serve.TTLCache(10, ttl=60, clock=lambda: now[0])
-    cache.put("q", "result")
+    cache["q"] = "result"
     now[0] = 59
     assert cache.get("q") == "result"
     now[0] = 61
@@ -49,7 +57,7 @@ def test_ttl_cache_expires_entries():
 
 def test_clearing_a_cache_makes_every_lookup_recompute_and_ttl_cannot_be_assigned():
     cache = serve.TTLCache(10, ttl=60, clock=lambda: 0.0)
-    cache.put("q", "result")
+    cache["q"] = "result"
     cache.clear()
     assert cache.get("q") is None and (cache.hits, cache.misses) == (0, 1)
     assert cache.ttl == 60
@@ -84,7 +92,7 @@ def service(monkeypatch):
 def test_search_fuses_both_retrievers_and_times_each_stage(service):
     answer = service.search("how do locks work", k=3)
     assert answer.hits[0].index == 0 and not answer.cached
-    assert set(serve.STAGES) - {"rerank"} | {"total"} == set(answer.timings)  # no re-ranker, no stage
+    assert set(STAGES) - {"rerank"} | {"total"} == set(answer.timings)  # no re-ranker, no stage
 
 
 def test_a_reranking_service_times_every_stage(service):
@@ -95,7 +103,7 @@ def test_a_reranking_service_times_every_stage(service):
             return np.zeros(len(chunks))
 
     service.reranker = Constant()
-    assert set(serve.STAGES) | {"total"} == set(service.search("locks", k=2).timings)
+    assert set(STAGES) | {"total"} == set(service.search("locks", k=2).timings)
 
 
 def test_the_service_wraps_a_pipeline_and_ranks_like_it(service):
@@ -127,10 +135,10 @@ def test_source_url_without_a_base_cites_the_page_path():
 
 def test_the_ttl_cache_evicts_the_least_recently_used():
     cache = serve.TTLCache(2, ttl=60, clock=lambda: 0.0)
-    cache.put("a", 1)
-    cache.put("b", 2)
+    cache["a"] = 1
+    cache["b"] = 2
     cache.get("a")
-    cache.put("c", 3)
+    cache["c"] = 3
     assert (cache.get("b"), cache.get("a"), cache.get("c")) == (None, 1, 3)
 
 
@@ -157,6 +165,8 @@ def test_different_filters_are_different_cache_entries(service):
     service.search("locks", k=2)
     filtered = service.search("locks", k=2, filters={"kinds": ["code"]})
     assert not filtered.cached and [h.index for h in filtered.hits] == [2]
+    assert service.search("locks", k=2, filters=Filter(kinds=("code",))).cached  # the same filter
+    assert service.search("locks", k=2, filters={}).cached  # no filter: the first search's entry
 
 
 def test_expired_results_are_recomputed_but_the_query_vector_is_reused(service):

@@ -22,7 +22,7 @@ pytest.importorskip("psycopg")
 pytest.importorskip("pgserver")
 
 from course_lib.core.lexical import code_aware_tokens
-from course_lib.core.retrieve import rrf
+from course_lib.core.retrieve import Filter, rrf
 from course_lib.extras import postgres as st
 from course_lib.extras import postgres_server as server
 from course_lib.records import Chunk
@@ -176,13 +176,49 @@ def test_sql_rrf_equals_the_python_rrf(store):
 
 
 def test_filters_are_where_clauses(store):
-    for where in (st.Filter(doc="library/os.html"), st.Filter(path_prefix="library/"),
-                  st.Filter(kinds=("table",)), st.Filter(path_prefix="%")):
+    for where in (Filter(doc="library/os.html"), Filter(path_prefix="library/"),
+                  Filter(kinds=("table",)), Filter(path_prefix="%"), Filter(kinds=())):
         hits = store.search("year python os", k=10, where=where)
         assert all(where(store.chunks[h.index]) for h in hits)
         assert len(hits) == sum(map(where, store.chunks))  # every passing chunk matches some term
+    assert st.where_sql(None) == ("TRUE", {"f_doc": None, "f_prefix": None, "f_kinds": []})
     with pytest.raises(TypeError, match="Filter"):
         store.search("x", where=lambda chunk: True)
+
+
+class ByLength:
+    """A re-ranker that prefers long chunks: deterministic, no model."""
+
+    name = "length"
+
+    def score(self, query, chunks, *, batch_size=32):
+        return np.array([len(c.body) for c in chunks], float)
+
+
+def test_the_store_reranks_the_same_shortlist_as_the_pipeline(store):
+    from course_lib.core.pipeline import Pipeline
+    from course_lib.core.rerank import rerank, shortlist_size
+
+    store.exact, store.reranker, store.top_n = True, ByLength(), 2
+    query = "year python os directory"
+    for k in (1, 2, 4, 6):  # k <= top_n and k > top_n: shortlist_size(k, top_n=2) hits re-ranked
+        depth = shortlist_size(k, top_n=2)
+        expected = rerank(ByLength(), query, store.fused(query, k=depth), store.chunks, top_n=depth)[:k]
+        assert store.search(query, k=k) == expected
+    assert len(store.search(query, k=6)) == 6  # more than top_n, as Pipeline.search returns
+    assert [store.chunks[h.index].body for h in store.search(query, k=1)] == [
+        max((store.chunks[h.index].body for h in store.fused(query, k=2)), key=len)]
+    fused = store.fused(query, k=6)
+
+    class Fixed:  # the store's fused ranking, as one retriever of a Pipeline
+        name, chunks = "sql", store.chunks
+
+        def search(self, q, *, k=20, where=None):
+            return fused[:k]
+
+    pipeline = Pipeline([Fixed()], reranker=ByLength(), top_n=2)
+    for k in (1, 2, 4, 6):
+        assert pipeline.search(query, k=k) == store.search(query, k=k)
 
 
 def test_stale_model_and_dimension_mismatch_say_what_to_do(store, url):

@@ -101,7 +101,9 @@ def chunk_blocks(
 
     def emit(parts: list[_Part], carried: int) -> None:
         path, section = key  # type: ignore[misc]
-        splits = {p.method for p in parts if p.pieces > 1} | ({"tokens"} if any(p.hard for p in parts) else set())
+        splits = {p.method for p in parts if p.pieces > 1}
+        if any(p.hard for p in parts):
+            splits.add("tokens")
         chunks.append(
             Chunk(
                 id=f"{doc}#{len(chunks)}",
@@ -209,7 +211,8 @@ class ChunkStats:
 
 
 def chunk_report(
-    chunks: Sequence[Chunk], counter: Counter | None = None, *, limit: int | None = None, model: str | None = None
+    chunks: Sequence[Chunk], counter: Counter | None = None, *, limit: int | None = None,
+    model: str | None = None,
 ) -> ChunkStats:
     """Count every chunk's embedded text and summarise it against the model's limit.
 
@@ -229,7 +232,7 @@ def chunk_report(
         }
 
     per_kind: dict[str, list[int]] = {}
-    for chunk, n in zip(chunks, sizes):
+    for chunk, n in zip(chunks, sizes, strict=True):
         for kind in chunk.kinds or ("-",):
             per_kind.setdefault(kind, []).append(n)
     total = summary(sizes)

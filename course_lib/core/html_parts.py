@@ -207,7 +207,8 @@ def _lines(table: Tag, replace: dict[int, str], pair_sep: str) -> list[str]:
     if not head_rows and first is not None and all(c is not None and c.name == "th" for c in grid[first]):
         head_rows = [first]  # a first row of <th> without <thead>
     # Each column's header parts, top row first: ["2023", "Q1"] under a colspan="2" "2023".
-    labels = [[cell_text(grid[i][col]) for i in head_rows if grid[i][col] is not None] for col in range(width)]
+    labels = [[cell_text(grid[i][col]) for i in head_rows if grid[i][col] is not None]
+              for col in range(width)]
     body = [i for i in range(len(grid)) if i not in head_rows]
     # Key/value table: no header row, and each data row starts with a <th> naming it.
     key_value = not head_rows and any(not full_width[i] for i in body) and all(

@@ -34,7 +34,7 @@ from course_lib.core.boilerplate import (
 )
 from course_lib.core.html_parts import collapse, repair_raw_pre, text_of
 from course_lib.core.load import decode_html
-from course_lib.core.walker import _Walker
+from course_lib.core.walker import walk_blocks
 from course_lib.infra.errors import ParseError, ParserFailures
 from course_lib.records import Block, Page
 
@@ -95,7 +95,7 @@ def parse_blocks(
         title_tag = soup.find("title")
         title = collapse(text_of(h1)) if h1 is not None else ""
         title = title or (collapse(title_tag.get_text()) if title_tag is not None else "")
-    return _Walker(title, definition_paths=definition_paths).walk(root)
+    return walk_blocks(root, title=title, definition_paths=definition_paths)
 
 
 def is_stub(blocks: list[Block], *, min_chars: int = settings.MIN_CHARS) -> bool:

@@ -6,7 +6,7 @@ A `Pipeline` owns its stages:
 
 `search(query, k=..., where=...)` embeds the query once (shared by every dense stage), runs the
 retrievers (in parallel threads if `parallel=True`), fuses their lists with `retrieve.fuse`, and
-re-ranks the shortlist `rerank.shortlist_size(k, top_n)` decides. The seconds of each stage of the
+re-ranks the shortlist `rerank.shortlist_size(k, top_n=...)` decides. The seconds of each stage of the
 last search are in `last_timings`, keyed by `STAGES` names. `serve.SearchService` adds caches
 around a Pipeline and nothing else, so the served ranking is the evaluated one.
 
@@ -37,7 +37,7 @@ from course_lib.core.chunking import blocks_to_text, chunk_blocks, dedupe
 from course_lib.core.lexical import BM25Retriever
 from course_lib.core.naive import fixed_size_chunks, naive_chunks
 from course_lib.core.parse import check_parse_options, parse_corpus
-from course_lib.core.rerank import MaxSimReranker, Reranker, load_reranker, rerank
+from course_lib.core.rerank import MaxSimReranker, Reranker, load_reranker, rerank, shortlist_size
 from course_lib.core.retrieve import DenseRetriever, HybridRetriever, Retriever, Where, check_k
 from course_lib.records import Block, Chunk, Hit, Page
 
@@ -117,8 +117,8 @@ class Pipeline:
         """The k best chunks for the query; `where` filters before any cut.
 
         `vector` is the query's embedding if the caller has it (a service's cache). A
-        re-ranking pipeline re-ranks the first max(k, top_n) fused hits, so it never returns
-        fewer than k when k chunks match.
+        re-ranking pipeline re-ranks the first `shortlist_size(k, top_n=top_n)` fused hits, so
+        it never returns fewer than k when k chunks match.
         """
         check_k(k)
         timings: dict[str, float] = {}
@@ -127,11 +127,12 @@ class Pipeline:
         if dense is not None and vector is None:
             vector = dense.embed_query(query)
         timings["embed query"] = time.perf_counter() - start
-        depth = max(k, self.top_n) if self.reranker is not None else k
+        depth = shortlist_size(k, top_n=self.top_n) if self.reranker is not None else k
         hits = self._retrieve(query, depth, where, vector, timings)
         if self.reranker is not None:
             stage = time.perf_counter()
-            hits = rerank(self.reranker, query, hits, self.chunks, top_n=depth, batch_size=self.batch_size)
+            hits = rerank(self.reranker, query, hits, self.chunks, top_n=depth,
+                          batch_size=self.batch_size)
             timings["rerank"] = time.perf_counter() - stage
         timings["total"] = time.perf_counter() - start
         self.last_timings = timings
@@ -218,7 +219,8 @@ def _clean_corpus(pages: tuple[Page, ...], max_share: float, parse_options: tupl
 
 
 def clean_fixed_chunks(pages: Sequence[Page], *, size: int = settings.NAIVE_SIZE,
-                       overlap: int = settings.NAIVE_OVERLAP, max_share: float = settings.MAX_SHARE) -> list[Chunk]:
+                       overlap: int = settings.NAIVE_OVERLAP,
+                       max_share: float = settings.MAX_SHARE) -> list[Chunk]:
     """Lesson 03's chunks: the cleaned text of each page, cut like lesson 01's."""
     blocks, _, _ = clean_corpus(pages, max_share=max_share)
     return [chunk for doc, page_blocks in blocks.items()
@@ -232,7 +234,8 @@ def page_title(blocks: Sequence[Block], doc: str) -> str:
 
 def structured_chunks(pages: Sequence[Page], *, context: bool = True, split_long: bool = True,
                       budget: int | None = None, overlap_blocks: int = settings.OVERLAP_BLOCKS,
-                      max_share: float = settings.MAX_SHARE, model: str | None = None, **parse_options) -> list[Chunk]:
+                      max_share: float = settings.MAX_SHARE, model: str | None = None,
+                      **parse_options) -> list[Chunk]:
     """Lessons 04-05's chunks: whole blocks packed within one heading path, exact duplicates dropped.
 
     `budget` defaults to the model's real input limit, counted with its own tokenizer on the

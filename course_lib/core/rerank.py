@@ -13,12 +13,12 @@ produced its numbers.
 from __future__ import annotations
 
 import os
-from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
+import cachetools
 import numpy as np
 
 from course_lib import settings
@@ -38,6 +38,17 @@ class Reranker(Protocol):
 
     def score(self, query: str, chunks: Sequence[Chunk], *,
               batch_size: int = settings.BATCH_SIZE) -> np.ndarray: ...
+
+
+def shortlist_size(k: int, *, top_n: int = settings.TOP_N) -> int:
+    """How many fused hits a re-ranking search re-scores to answer with k: max(k, top_n).
+
+    The one rule for `Pipeline.search` and the PostgreSQL store alike. At least `top_n`, the
+    shortlist lesson 07 chose; and at least k, because re-ranker scores cannot be compared with
+    fused scores, so hits past the shortlist cannot be appended in their fused order: a search
+    for more than `top_n` re-ranks k hits and still returns k when k chunks match.
+    """
+    return max(k, top_n)
 
 
 def rerank(reranker: Reranker, query: str, hits: Sequence[Hit], chunks: Sequence[Chunk], *,
@@ -137,7 +148,7 @@ class MaxSimReranker:
     Chunk token vectors are an index, as in every late-interaction system: computed once, the
     first time a chunk is shortlisted, and kept on disk next to the embedding cache (float16,
     keyed by the model's fingerprint, `max_tokens` and the text's hash; `persist=False` keeps
-    them in memory only). A bounded in-memory LRU (`cache_size` chunks) sits in front. A warm
+    them in memory only). A bounded in-memory LRU (`memory`, `cache_size` chunks) sits in front. A warm
     re-rank therefore costs one query encoding plus the MaxSim arithmetic: storage traded for
     query time (see `token_store_size`). MiniLM was not trained for MaxSim (ColBERT was), so
     expect a weaker re-ranker than a cross-encoder; it keeps the lesson runnable offline.
@@ -150,8 +161,7 @@ class MaxSimReranker:
         limit = int(self.encoder.max_seq_length)
         self.max_tokens = min(max_tokens, limit) if max_tokens else limit
         self.width = int(self.encoder.get_embedding_dimension())
-        self.cache_size = cache_size
-        self._cache: OrderedDict[str, np.ndarray] = OrderedDict()
+        self.memory: cachetools.LRUCache[str, np.ndarray] = cachetools.LRUCache(maxsize=cache_size)
         self._special = np.array(sorted(set(self.encoder.tokenizer.all_special_ids)))
         self.store = open_token_store(model, max_tokens=self.max_tokens) if persist else None
 
@@ -189,27 +199,26 @@ class MaxSimReranker:
         encoded with `persist=False`, since it is seldom asked twice and would only grow the index.
         """
         keys = [models.text_key(t) for t in texts]
+        found: dict[str, np.ndarray] = {}
         missing: dict[str, str] = {}
         for key, text in zip(keys, texts, strict=True):
-            if key in self._cache or key in missing:
+            if key in found or key in missing:
                 continue
-            stored = self.store.get(key, width=self.width) if self.store is not None else None
-            if stored is not None:
-                self._cache[key] = stored
-            else:
+            vectors = self.memory.get(key)
+            if vectors is None and self.store is not None:
+                vectors = self.store.get(key, width=self.width)
+            if vectors is None:
                 missing[key] = text
+            else:
+                found[key] = vectors
         if missing:
             fresh = self.encode_tokens(list(missing.values()), batch_size=batch_size)
-            self._cache.update(zip(missing, fresh, strict=True))
+            found.update(zip(missing, fresh, strict=True))
             if persist and self.store is not None:
                 self.store.put_many(list(missing), fresh)
-        found = []
-        for key in keys:
-            self._cache.move_to_end(key)
-            found.append(self._cache[key])
-        while len(self._cache) > self.cache_size:
-            self._cache.popitem(last=False)
-        return found
+        for key in keys:  # in the order asked, so the last texts are the most recently used
+            self.memory[key] = found[key]
+        return [found[key] for key in keys]
 
     def score(self, query: str, chunks: Sequence[Chunk], *,
               batch_size: int = settings.BATCH_SIZE) -> np.ndarray:
@@ -314,23 +323,3 @@ def describe(reranker: Reranker) -> str:
     return (f"Re-ranker: cross-encoder {reranker.name}. For the offline fallback: "
             f"load_reranker('{MAXSIM}').")
 
-
-class RerankingRetriever:
-    """A retriever whose first `top_n` results are re-ordered by a re-ranker.
-
-    Wraps any retriever (typically the hybrid one) so the evaluation harness and the command line
-    treat "fuse, then re-rank the shortlist" as one pipeline. Only the shortlist is returned (see
-    `rerank`), so ask for k <= top_n.
-    """
-
-    def __init__(self, base, reranker: Reranker, *, top_n: int = settings.TOP_N,
-                 batch_size: int = settings.BATCH_SIZE):
-        self.base, self.reranker = base, reranker
-        self.chunks = base.chunks
-        self.top_n, self.batch_size = top_n, batch_size
-        self.name = f"{getattr(base, 'name', 'retriever')} + {reranker.name}"
-
-    def search(self, query: str, *, k: int = 20, where=None) -> list[Hit]:
-        hits = self.base.search(query, k=max(k, self.top_n), where=where)
-        return rerank(self.reranker, query, hits, self.chunks, top_n=self.top_n,
-                      batch_size=self.batch_size)[:k]

@@ -10,6 +10,7 @@ import math
 import time
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from typing import Literal, Protocol
 
 import numpy as np
@@ -18,7 +19,7 @@ from course_lib import settings
 from course_lib.infra import models
 from course_lib.records import Chunk, Hit
 
-Where = Callable[[Chunk], bool]
+Where = Callable[[Chunk], bool]  # a `Filter`, or any predicate a learner writes
 
 
 class Retriever(Protocol):
@@ -74,33 +75,39 @@ def where_mask(chunks: Sequence[Chunk], where: Where | None) -> np.ndarray | Non
 # Metadata filters
 
 
-def make_filter(*, doc: str | None = None, path_prefix: str | None = None,
-                kinds: Iterable[str] | None = None) -> Where:
-    """A chunk predicate for `search(..., where=...)`: exact page, page-path prefix, block kinds.
+@dataclass(frozen=True)
+class Filter:
+    """Which chunks a search may return: an exact page, a page-path prefix, block kinds.
 
     Conditions combine with AND; `kinds` accepts a chunk holding ANY of the given block kinds
-    (e.g. {"code"} keeps every chunk with some code in it). A filter applied inside `search`
-    runs before the top-k cut, so a filtered search still returns k hits when k chunks pass.
+    (e.g. {"code"} keeps every chunk with some code in it). The one filter type of the course:
+    called on a Chunk it is the predicate the in-memory retrievers apply before their top-k cut
+    (so a filtered search still returns k hits when k chunks pass); `course_lib.extras.postgres`
+    turns the same fields into a WHERE clause; frozen, with `kinds` stored as a sorted tuple, it
+    is hashable and order-free, so the search service keys its result cache on it.
     """
-    wanted = frozenset(kinds) if kinds is not None else None
 
-    def accept(chunk: Chunk) -> bool:
-        return ((doc is None or chunk.doc == doc)
-                and (path_prefix is None or chunk.doc.startswith(path_prefix))
-                and (wanted is None or not wanted.isdisjoint(chunk.kinds)))
+    doc: str | None = None
+    path_prefix: str | None = None
+    kinds: tuple[str, ...] | None = None
 
-    return accept
+    def __post_init__(self) -> None:
+        if self.kinds is not None:  # any iterable in; one canonical, hashable form kept
+            object.__setattr__(self, "kinds", tuple(sorted(set(self.kinds))))
+
+    def __call__(self, chunk: Chunk) -> bool:
+        return ((self.doc is None or chunk.doc == self.doc)
+                and (self.path_prefix is None or chunk.doc.startswith(self.path_prefix))
+                and (self.kinds is None or not set(self.kinds).isdisjoint(chunk.kinds)))
 
 
-def filter_hits(hits: Sequence[Hit], chunks: Sequence[Chunk], *, doc: str | None = None,
-                path_prefix: str | None = None, kinds: Iterable[str] | None = None) -> list[Hit]:
-    """Keep the hits whose chunk passes `make_filter(...)`, in their ranked order.
+def make_filter(*, doc: str | None = None, path_prefix: str | None = None,
+                kinds: Iterable[str] | None = None) -> Filter:
+    """A `Filter` for `search(..., where=...)`: exact page, page-path prefix, block kinds.
 
-    This filters AFTER retrieval, so it can return fewer than k hits; prefer `where=` in
-    `search`, and use this to show the difference or to filter a cached result list.
+    The lessons' spelling of `Filter(...)`; `kinds` may be any iterable (a list, a set).
     """
-    accept = make_filter(doc=doc, path_prefix=path_prefix, kinds=kinds)
-    return [hit for hit in hits if accept(chunks[hit.index])]
+    return Filter(doc=doc, path_prefix=path_prefix, kinds=tuple(kinds) if kinds is not None else None)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -190,7 +197,7 @@ def weighted_fusion(hit_lists: Sequence[Sequence[Hit]], *, weights: Sequence[flo
     if len(weights) != len(hit_lists):
         raise ValueError(f"{len(hit_lists)} hit lists but {len(weights)} weights")
     terms: dict[int, list[float]] = {}
-    for hits, weight in zip(hit_lists, weights, strict=False):
+    for hits, weight in zip(hit_lists, weights, strict=True):
         for index, score in _normalized(hits, normalize).items():
             terms.setdefault(index, []).append(weight * score)
     # fsum, as in `rrf`: equal sums must compare equal whatever the order of their terms.
@@ -289,6 +296,7 @@ class HybridRetriever:
         fused = fuse([hits for hits, _ in results], fusion=self.fusion, rrf_k=self.rrf_k,
                      weights=self.weights)
         end = time.perf_counter()
-        self.last_timings = {name: seconds for name, (_, seconds) in zip(self.names, results, strict=False)}
+        self.last_timings = {name: seconds
+                             for name, (_, seconds) in zip(self.names, results, strict=True)}
         self.last_timings.update(fuse=end - fuse_start, total=end - start)
         return fused[:k]

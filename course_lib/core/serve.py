@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 import re
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import cachetools
@@ -22,13 +22,13 @@ import numpy as np
 
 from course_lib import settings
 from course_lib.core.lexical import BM25Retriever, case_sensitive_spans
-from course_lib.core.pipeline import STAGES, Pipeline
+from course_lib.core.pipeline import Pipeline
 from course_lib.core.rerank import Reranker
-from course_lib.core.retrieve import DenseRetriever, make_filter
+from course_lib.core.retrieve import DenseRetriever, Filter, make_filter
 from course_lib.records import Chunk, Hit
 
-__all__ = ["DOCS_URL", "STAGES", "Answer", "LRUCache", "SearchService", "TTLCache", "ask_llm", "build_prompt",
-           "filter_key", "normalize_query", "source_url"]
+__all__ = ["DOCS_URL", "Answer", "LRUCache", "SearchService", "TTLCache", "as_filter", "ask_llm",
+           "build_prompt", "normalize_query", "source_url"]
 
 DOCS_URL = "https://docs.python.org/3.11/"  # the shipped corpus's site; pass base_url=None for paths alone
 
@@ -49,58 +49,50 @@ def normalize_query(query: str) -> str:
     return "".join(parts) + text[last:].casefold()
 
 
-class LRUCache:
-    """A bounded least-recently-used cache (cachetools) that counts its hits and misses."""
+class _Counting:
+    """What `get` found (hits) and did not (misses): lesson 08 prints the hit rates."""
 
-    def __init__(self, size: int = settings.QUERY_CACHE_SIZE):
-        self.size, self.hits, self.misses = size, 0, 0
-        self._items: cachetools.Cache = cachetools.LRUCache(maxsize=size)
+    hits = misses = 0
 
-    def get(self, key):
-        """The stored value, or None (a miss) when absent or expired."""
+    def get(self, key, default=None):
+        """The stored value, or `default` (a miss) when it is absent or expired."""
         try:
-            value = self._items[key]
+            value = self[key]
         except KeyError:
             self.misses += 1
-            return None
+            return default
         self.hits += 1
         return value
 
-    def put(self, key, value) -> None:
-        self._items[key] = value
 
-    def clear(self) -> None:
-        """Forget every entry (the hit and miss counts stay): the next lookups recompute."""
-        self._items.clear()
+class LRUCache(_Counting, cachetools.LRUCache):
+    """cachetools' bounded least-recently-used cache, counting its hits and misses."""
+
+    def __init__(self, size: int = settings.QUERY_CACHE_SIZE):
+        super().__init__(maxsize=size)
 
 
-class TTLCache(LRUCache):
-    """An LRU cache whose entries expire `ttl` seconds after they were stored.
+class TTLCache(_Counting, cachetools.TTLCache):
+    """cachetools' LRU cache whose entries expire `ttl` seconds after they were stored.
 
-    Results go stale when the index changes; a short TTL bounds how stale. `clock` is
-    injectable so tests (and lesson 08) can move time forward.
+    Results go stale when the index changes; a short TTL bounds how stale. `ttl` is read-only
+    (assigning it raises: make a new cache, or `clear()` this one). `clock` is injectable so
+    tests (and lesson 08) can move time forward.
     """
 
     def __init__(self, size: int = settings.RESULT_CACHE_SIZE, *, ttl: float = settings.RESULT_TTL,
                  clock: Callable[[], float] = time.monotonic):
-        super().__init__(size)
-        self.clock = clock
-        self._items = cachetools.TTLCache(maxsize=size, ttl=ttl, timer=clock)
-
-    @property
-    def ttl(self) -> float:
-        """Seconds an entry lives; read-only (cachetools fixes it at creation), so assigning it
-        raises instead of silently changing nothing: make a new cache, or `clear()` this one."""
-        return self._items.ttl
+        super().__init__(maxsize=size, ttl=ttl, timer=clock)
 
 
-def filter_key(filters: dict | None) -> tuple:
-    """A hashable, order-independent form of a filter dict (lists become sorted tuples)."""
-    items = []
-    for name, value in sorted((filters or {}).items()):
-        many = isinstance(value, (list, set, tuple, frozenset))
-        items.append((name, tuple(sorted(value)) if many else value))
-    return tuple(items)
+def as_filter(filters: Filter | Mapping[str, object] | None) -> Filter | None:
+    """The `Filter` a service request asks for: a Filter, its keywords as a dict, or None.
+
+    A dict's lists and sets become one canonical Filter, so {"kinds": ["table", "code"]} and
+    {"kinds": {"code", "table"}} are one cache entry; a request that filters nothing is None.
+    """
+    where = filters if isinstance(filters, Filter) else make_filter(**filters or {})
+    return None if where == Filter() else where
 
 
 @dataclass
@@ -118,8 +110,8 @@ class SearchService:
 
     Pass chunks (the pipeline is built here: dense + BM25, RRF, optional `reranker`, the
     retrieval knobs as keywords, defaults from `settings`) or a ready `Pipeline`. `filters`
-    (page `doc`, page-path prefix `path_prefix`, block `kinds`) are applied inside the
-    retrievers, before the top-k cut. `parallel=False`, `cache_results=False` and
+    (a `Filter`: page `doc`, page-path prefix `path_prefix`, block `kinds`) are applied inside
+    the retrievers, before the top-k cut. `parallel=False`, `cache_results=False` and
     `cache_queries=False` switch off one speed-up each, so lesson 08 can measure what each is worth.
     """
 
@@ -163,24 +155,28 @@ class SearchService:
         if vector is None:
             vector = self.pipeline.embed_query(query)
             if self.query_vectors is not None and vector is not None:
-                self.query_vectors.put(key, vector)
+                self.query_vectors[key] = vector
         return vector
 
-    def search(self, query: str, *, k: int = settings.DEPTH, filters: dict | None = None) -> Answer:
-        """Rank chunks for a query; a repeat of a (normalised) query and filters comes from the cache."""
+    def search(self, query: str, *, k: int = settings.DEPTH,
+               filters: Filter | Mapping[str, object] | None = None) -> Answer:
+        """Rank chunks for a query; a repeat of a (normalised) query and filter comes from the cache.
+
+        `filters` is a `Filter` or its keywords as a dict (`{"kinds": ["code"]}`); see `as_filter`.
+        """
         start = time.perf_counter()
-        key = (normalize_query(query), filter_key(filters), k)
+        where = as_filter(filters)
+        key = (normalize_query(query), where, k)
         cached = self.results.get(key) if self.results is not None else None
         if cached is not None:  # a copy: a caller sorting or trimming its hits must not edit the cache
             return Answer(query, list(cached), {"total": time.perf_counter() - start}, cached=True)
         vector = self.embed_query(query)
         embedded = time.perf_counter()
-        where = make_filter(**filters) if filters else None
         hits = self.pipeline.search(query, k=k, where=where, vector=vector)
         timings = dict(self.pipeline.last_timings)
-        timings["embed query"] = embedded - start  # the cached or computed vector, not the pipeline's no-op
+        timings["embed query"] = embedded - start  # the cached or computed vector, not the pipeline's
         if self.results is not None:
-            self.results.put(key, list(hits))
+            self.results[key] = list(hits)
         timings["total"] = time.perf_counter() - start
         return Answer(query, hits, timings)
 

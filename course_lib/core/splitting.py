@@ -13,6 +13,7 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from course_lib import settings
 from course_lib.core.tokens import Counter, get_counter
 
 
@@ -26,9 +27,8 @@ def embedded_text(context: str, body: str) -> str:
 # A sentence ends at . ! or ? (plus closing quotes/brackets) followed by whitespace; a line break
 # always ends one. "os.path" and "3.11.2" have no whitespace after the dot, so never match.
 _BREAK = re.compile(r"[.!?]+[\"'\u201d\u2019)\]]*\s+|\n\s*")
-_ABBREVIATIONS = frozenset(
-    {"etc", "vs", "cf", "fig", "figs", "no", "nos", "approx", "incl", "mr", "mrs", "ms", "dr", "st", "al", "ca", "resp"}
-)
+_ABBREVIATIONS = frozenset({"etc", "vs", "cf", "fig", "figs", "no", "nos", "approx", "incl", "mr", "mrs",
+                            "ms", "dr", "st", "al", "ca", "resp"})
 _LETTER_DOTS = re.compile(r"(?:[A-Za-z]\.)+[A-Za-z]")  # e.g, i.e, U.S (the final dot is matched)
 
 
@@ -49,7 +49,8 @@ def split_sentences(text: str) -> list[str]:
                 continue
             before = text[start : match.start()].split()
             word = before[-1].lstrip("([{\"'\u201c\u2018") if before else ""
-            if word.lower() in _ABBREVIATIONS or _LETTER_DOTS.fullmatch(word) or (len(word) == 1 and word.isupper()):
+            initial = len(word) == 1 and word.isupper()
+            if word.lower() in _ABBREVIATIONS or _LETTER_DOTS.fullmatch(word) or initial:
                 continue
         pieces.append(text[start:end])
         start = end
@@ -185,8 +186,8 @@ def _merge_blank(units: list[str], sep: str) -> list[str]:
 
 
 def _pack_units(
-    units: list[str], render: Render, fits: Fits, *, early_break: Callable[[str, list[str]], bool] | None = None,
-    sep: str = "\n",
+    units: list[str], render: Render, fits: Fits, *,
+    early_break: Callable[[str, list[str]], bool] | None = None, sep: str = "\n",
 ) -> tuple[list[str], list[bool]]:
     """Greedily group consecutive units into pieces that fit; `early_break` may end a piece
     sooner (at a blank line in code). `sep` is what `render` puts between units. Returns the
@@ -227,7 +228,7 @@ def split_block(
     budget: int | None = None,
     counter: Counter | None = None,
     context: str = "",
-    prefer_blank: float = 0.6,
+    prefer_blank: float = settings.PREFER_BLANK,
 ) -> Split:
     """Split a block's text into pieces whose embedded text (with `context`) fits `budget` tokens.
 

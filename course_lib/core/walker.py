@@ -1,4 +1,11 @@
-"""The block walker: one pass over the main content, in document order, emitting typed blocks."""
+"""The block walker: one pass over the main content, in document order, emitting typed blocks.
+
+Hand-written on purpose: this is lesson 03's material. The lesson builds a ten-line recursive
+miniature (`mini_walk`) and asserts that this walker emits the same blocks on its snippet; what is
+added here is only what real pages need. Read it top to bottom: the state, how a run of text
+becomes a block, then `enter` (one line per kind of element) and `leave`, then one small handler
+per kind of element. `walk_blocks` is the one entry point (`course_lib.core.parse` calls it).
+"""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -22,6 +29,7 @@ from course_lib.records import Block
 _PARAGRAPHS = frozenset("p address figcaption summary caption legend".split())
 _LISTS = frozenset(("ul", "ol", "menu"))
 _LABELS = frozenset(("admonition-title", "topic-title", "sidebar-title"))  # "Note", "See also"
+_SECTIONS = ("section", "article")  # their `id` is the anchor of the blocks inside them
 
 
 @dataclass
@@ -34,6 +42,15 @@ class _Owner:
     label: str | None = None  # a definition's name, appended to the heading path
     has_dd: bool = False
     emitted: bool = False
+
+
+def walk_blocks(root: Tag, *, title: str, definition_paths: bool = True) -> list[Block]:
+    """The blocks of `root` in document order, every heading path starting with `title`.
+
+    `definition_paths=False` leaves the names of Sphinx objects out of the heading paths (the
+    lesson measures what they are worth).
+    """
+    return _Walker(title, definition_paths=definition_paths).walk(root)
 
 
 def _is_label(tag: Tag) -> bool:
@@ -57,6 +74,23 @@ def _definition_label(dt: Tag) -> str | None:
         return str(dt["id"])
     name = collapse("".join(text_of(t) for t in dt.select(".sig-prename, .sig-name")))
     return name or dt.get("id") or collapse(text_of(dt))[:80] or None
+
+
+def _block_wrappers(root: Tag) -> set[int]:
+    """Ids of the elements between `root` and a block-level element inside them.
+
+    An inline element that wraps blocks (`<span><p>..</p></span>`) must be walked through like a
+    `<div>`, not read as one run of inline text; marking them once keeps `enter` a plain test.
+    """
+    wrappers: set[int] = set()
+    for tag in root.descendants:
+        if not isinstance(tag, Tag) or tag.name not in BLOCK_LEVEL:
+            continue
+        node = tag.parent
+        while node is not None and node is not root and id(node) not in wrappers:
+            wrappers.add(id(node))
+            node = node.parent
+    return wrappers
 
 
 class _Walker:
@@ -86,7 +120,7 @@ class _Walker:
         # what we are reading: the current run, one list of strings per paragraph
         self.segments: list[list[str]] = [[]]
         self.label_end = 0  # > 0: a "Note" label ends the run here and waits for its paragraph
-        self.wrappers: set[int] = set()  # ids of inline elements that wrap blocks (set once, in walk)
+        self.wrappers: set[int] = set()  # ids of inline elements that wrap blocks (set in walk)
 
     # -- output ---------------------------------------------------------------------------
     def path(self) -> tuple[str, ...]:
@@ -97,6 +131,7 @@ class _Walker:
         return base + tuple(o.label for o in self.owners if o.label)
 
     def emit(self, kind: str, text: str, level: int = 0) -> None:
+        """Append one block at the current heading path and anchor."""
         section = self.sections[-1] if self.sections else self.heading_id
         self.blocks.append(Block(kind, text, self.path(), section, level))
 
@@ -129,18 +164,14 @@ class _Walker:
             self.flush()
 
     def new_segment(self) -> None:
+        """Start a new paragraph of the current run (a line break in the block's text)."""
         self.segments.append([])
         self.label_end = 0
 
     # -- the walk ---------------------------------------------------------------------------
     def walk(self, root: Tag) -> list[Block]:
-        for tag in root.descendants:  # mark the elements that wrap blocks (an inline <span><p>)
-            if not isinstance(tag, Tag) or tag.name not in BLOCK_LEVEL:
-                continue
-            node = tag.parent
-            while node is not None and node is not root and id(node) not in self.wrappers:
-                self.wrappers.add(id(node))
-                node = node.parent
+        """Visit every node under `root` depth first, then flush the last run."""
+        self.wrappers = _block_wrappers(root)
         stack: list[tuple[object, bool]] = [(child, False) for child in reversed(root.contents)]
         while stack:
             node, leaving = stack.pop()
@@ -148,7 +179,7 @@ class _Walker:
                 self.leave(node)
             elif isinstance(node, Tag):
                 if self.enter(node):
-                    stack.append((node, True))
+                    stack.append((node, True))  # `leave` runs after its children
                     stack.extend((child, False) for child in reversed(node.contents))
             elif is_text(node):
                 self.segments[-1].append(str(node))
@@ -156,97 +187,64 @@ class _Walker:
         return self.blocks
 
     def enter(self, tag: Tag) -> bool:
-        """Handle an element on the way down; True means: walk its children."""
+        """Handle an element on the way down; True means: walk its children. First match wins."""
         name = tag.name
         if name in HEADING_TAGS:
-            self.flush()
-            self.heading(tag)
-        elif name == "pre":
-            self.flush()
-            code = code_text(tag)
-            if code.strip():
-                self.emit("code", fence(code, code_language(tag)))
-        elif name == "table":
-            self.flush()
-            if is_layout_table(tag):
-                return True  # rows and cells are block boundaries: read it like nested divs
-            path = self.path()
-            text = table_to_text(tag, context=path[-1] if path else "")
-            if text:
-                self.emit("table", text)
-        elif name in _LISTS:
-            self.flush()
-            self.list_depth += 1
-            return True
-        elif name == "li":
-            self.flush()
-            self.owners.append(_Owner("list_item", tag, depth=max(self.list_depth, 1)))
-            return True
-        elif name in ("dt", "dd"):
-            self.definition_part(tag)
-            return True
-        elif name == "br":
+            return self.heading(tag)
+        if name == "pre":
+            return self.code(tag)
+        if name == "table":
+            return self.table(tag)
+        if name in _LISTS:
+            return self.open_list()
+        if name == "li":
+            return self.list_item(tag)
+        if name in ("dt", "dd"):
+            return self.definition_part(tag)
+        if name == "br":
             self.segments[-1].append(" ")
-        elif _is_label(tag):  # "Note", "See also", a footnote's "[1]": joined to what follows
-            self.boundary() if name == "p" else None
-            label = collapse(text_of(tag))
-            colon = name == "p" and label and label[-1] not in ":.?!"
-            self.segments[-1].append(label + ":" if colon else label)
-            self.label_end = len(self.segments[-1])
-        elif name in _PARAGRAPHS and id(tag) not in self.wrappers:
-            self.boundary()
-            self.segments[-1].append(text_of(tag))
-            self.boundary()
-        elif name in BLOCK_LEVEL:
-            self.flush() if name == "dl" else self.boundary()
-            if name in ("section", "article") and tag.get("id"):
-                self.sections.append(str(tag["id"]))
-            return True
-        elif id(tag) in self.wrappers:
+            return False
+        if _is_label(tag):
+            return self.label(tag)
+        if name in _PARAGRAPHS and id(tag) not in self.wrappers:
+            return self.paragraph(tag)
+        if name in BLOCK_LEVEL:
+            return self.container(tag)
+        if id(tag) in self.wrappers:
             return True  # an inline wrapper around blocks (<span><p>..</p></span>): transparent
-        else:
-            self.segments[-1].append(text_of(tag))
+        self.segments[-1].append(text_of(tag))  # inline (<code>, <a>, <em>): part of the run
         return False
 
     def leave(self, tag: Tag) -> None:
         """Handle an element on the way up: close owners, sections and lists it opened."""
         name = tag.name
         if name == "dd" and self.owners and self.owners[-1].scope is tag.parent:
-            self.flush()
+            self.flush()  # a description ends its definition: the next <dt> opens another
             self.owners.pop()
         elif name == "dt":
-            self.new_segment()
-        if self.owners and self.owners[-1].scope is tag:
+            self.new_segment()  # the description starts on a line of its own
+        if self.owners and self.owners[-1].scope is tag:  # the <li> (or <dl>) of an owner
             self.flush()
             while self.owners and self.owners[-1].scope is tag:
                 self.owners.pop()
-        if name in ("section", "article") and tag.get("id"):
+        if name in _SECTIONS and tag.get("id"):
             self.sections.pop()
         if name in _LISTS:
             self.flush()
             self.list_depth -= 1
         elif name in BLOCK_LEVEL and name not in ("dt", "dd"):
-            self.flush() if name in ("dl", "table") else self.boundary()
+            if name in ("dl", "table"):
+                self.flush()
+            else:
+                self.boundary()
 
-    def definition_part(self, tag: Tag) -> None:
-        """Open or continue the definition owner of a dt/dd pair (several dt may share one dd)."""
-        top = self.owners[-1] if self.owners else None
-        same = top is not None and top.kind == "definition" and top.scope is tag.parent
-        if same and not top.has_dd:  # a second signature, or the description after its dt
-            top.has_dd = tag.name == "dd"
-            self.new_segment()
-            return
-        self.flush()
-        if same:
-            self.owners.pop()  # the previous pair had no <dd>, or this <dd> has no <dt>
-        label = _definition_label(tag) if tag.name == "dt" else None
-        self.owners.append(_Owner("definition", tag.parent, label=label, has_dd=tag.name == "dd"))
-
-    def heading(self, tag: Tag) -> None:
+    # -- one handler per kind of element: each returns True to walk the element's children ----
+    def heading(self, tag: Tag) -> bool:
         """Emit a heading and make it the last element of the heading path at its level."""
+        self.flush()
         text, level = collapse(text_of(tag)), int(tag.name[1])
         if not text:
-            return
+            return False
         first = not any(b.kind == "heading" for b in self.blocks)
         if not (level == 1 and first and text == self.title):  # the title is already the path's root
             while self.headings and self.headings[-1][0] >= level:
@@ -255,3 +253,77 @@ class _Walker:
         anchor = tag if tag.get("id") else tag.find(id=True)
         self.heading_id = str(anchor["id"]) if anchor is not None else self.heading_id
         self.emit("heading", text, level)
+        return False
+
+    def code(self, tag: Tag) -> bool:
+        """A `<pre>`: one code block, exact and fenced with its language."""
+        self.flush()
+        text = code_text(tag)
+        if text.strip():
+            self.emit("code", fence(text, code_language(tag)))
+        return False
+
+    def table(self, tag: Tag) -> bool:
+        """A data table: one block, a row per line; a layout table is walked like nested divs."""
+        self.flush()
+        if is_layout_table(tag):
+            return True  # rows and cells are block boundaries
+        path = self.path()
+        text = table_to_text(tag, context=path[-1] if path else "")
+        if text:
+            self.emit("table", text)
+        return False
+
+    def open_list(self) -> bool:
+        """A `<ul>`/`<ol>`: one level deeper for the items inside it."""
+        self.flush()
+        self.list_depth += 1
+        return True
+
+    def list_item(self, tag: Tag) -> bool:
+        """An `<li>` owns the run until it closes: all its paragraphs make one list item."""
+        self.flush()
+        self.owners.append(_Owner("list_item", tag, depth=max(self.list_depth, 1)))
+        return True
+
+    def definition_part(self, tag: Tag) -> bool:
+        """Open or continue the definition owner of a dt/dd pair (several dt may share one dd)."""
+        top = self.owners[-1] if self.owners else None
+        same = top is not None and top.kind == "definition" and top.scope is tag.parent
+        if same and not top.has_dd:  # a second signature, or the description after its dt
+            top.has_dd = tag.name == "dd"
+            self.new_segment()
+            return True
+        self.flush()
+        if same:
+            self.owners.pop()  # the previous pair had no <dd>, or this <dd> has no <dt>
+        label = _definition_label(tag) if tag.name == "dt" else None
+        self.owners.append(_Owner("definition", tag.parent, label=label, has_dd=tag.name == "dd"))
+        return True
+
+    def label(self, tag: Tag) -> bool:
+        """A label ("Note", "See also", a footnote's "[1]"): joined to the paragraph after it."""
+        if tag.name == "p":
+            self.boundary()
+        text = collapse(text_of(tag))
+        colon = tag.name == "p" and text and text[-1] not in ":.?!"
+        self.segments[-1].append(text + ":" if colon else text)
+        self.label_end = len(self.segments[-1])
+        return False
+
+    def paragraph(self, tag: Tag) -> bool:
+        """A paragraph: a soft boundary on both sides, its inline text read in one go."""
+        self.boundary()
+        self.segments[-1].append(text_of(tag))
+        self.boundary()
+        return False
+
+    def container(self, tag: Tag) -> bool:
+        """Any other block element (`<div>`, `<section>`, `<dl>`...): a boundary, walked through."""
+        if tag.name == "dl":
+            self.flush()  # a definition list is a hard boundary, like a list
+        else:
+            self.boundary()
+        if tag.name in _SECTIONS and tag.get("id"):
+            self.sections.append(str(tag["id"]))
+        return True

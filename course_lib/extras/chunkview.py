@@ -58,7 +58,8 @@ def chunk_rows(chunks: Sequence[Chunk | str], *, limit: int = 256, counter=None)
     return rows
 
 
-def chunks_html(chunks: Sequence[Chunk | str], *, limit: int = 256, counter=None, max_chars: int | None = None) -> str:
+def chunks_html(chunks: Sequence[Chunk | str], *, limit: int = 256, counter=None,
+                max_chars: int | None = None) -> str:
     """The chunks as one inline-styled HTML fragment (see the module docstring); `max_chars`
     shortens each chunk's middle for a long page."""
     parts = []

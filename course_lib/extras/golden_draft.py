@@ -3,7 +3,8 @@
 Writing the questions is the part only a person can do (lesson 02's rules: ask as a user would,
 without the evidence's words). Finding a spread of checkable evidence is mechanical, so
 `draft_golden` does it: it parses the pages with the course parser, collects candidate evidence
-(one sentence, table row or code line of 4-20 words, from one block), and samples them
+(one sentence, table row or code line from one block, within the golden set's evidence limits:
+`golden.evidence_problem`, the validator's own rule), and samples them
 round-robin across block kinds and pages, one per section. Each line it writes has
 `"question": ""` and a kind guessed from the block; `unwritten` lists the lines still without a
 question, and `validate-golden` checks the evidence, sections and kinds against the pages.
@@ -21,12 +22,12 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from course_lib import settings
-from course_lib.evaluation.golden import normalize
+from course_lib.core.splitting import split_sentences
+from course_lib.evaluation.golden import evidence_problem, normalize
 from course_lib.records import Block
 
-MIN_WORDS, MAX_WORDS = 4, 20  # shorter is not specific to one place; longer is hard to keep whole
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9(\"'`])")
-_CONTEXT_START = re.compile(r"^(Changed in version|Deprecated since|New in version|Note|Warning)\b", re.IGNORECASE)
+_CONTEXT_START = re.compile(r"^(Changed in version|Deprecated since|New in version|Note|Warning)\b",
+                            re.IGNORECASE)
 _CODE_LIKE = re.compile(r"[=()\[\]_]|\w\.\w")
 KIND_OF_BLOCK = {"table": "table", "code": "code"}  # a guess the writer corrects; see `guess_kind`
 
@@ -45,12 +46,14 @@ class Draft:
 
 
 def candidate_pieces(block: Block) -> list[str]:
-    """The pieces of a block a question could quote: its sentences (prose), its lines (tables,
-    code, lists), kept when they have MIN_WORDS to MAX_WORDS words."""
+    """The pieces of a block a question could quote: its sentences (prose, cut by the chunker's
+    `split_sentences`), its lines (tables, code, lists), kept when `evidence_problem` accepts
+    them (`golden.MIN_EVIDENCE_WORDS` to `MAX_EVIDENCE_WORDS` words, at most `MAX_EVIDENCE_CHARS`
+    characters), so every drafted quote passes the validator."""
     lines = [line.strip() for line in block.text.splitlines() if line.strip()]
     if block.kind not in ("table", "code"):
-        lines = [s.strip() for line in lines for s in _SENTENCE_END.split(line)]
-    return [p for p in lines if MIN_WORDS <= len(p.split()) <= MAX_WORDS]
+        lines = [s.strip() for line in lines for s in split_sentences(line)]
+    return [p for p in lines if evidence_problem(p) is None]
 
 
 def guess_kind(block: Block, piece: str) -> str:
@@ -123,5 +126,5 @@ def write_drafts(drafts: Sequence[Draft], path: str | Path) -> None:
 def unwritten(path: str | Path) -> list[str]:
     """Ids of the drafted lines whose question is still empty (validate-golden checks evidence,
     not whether a person wrote the question)."""
-    lines = Path(path).read_text(encoding="utf-8").splitlines()
-    return [r["id"] for r in map(json.loads, filter(str.strip, lines)) if not str(r.get("question", "")).strip()]
+    rows = map(json.loads, filter(str.strip, Path(path).read_text(encoding="utf-8").splitlines()))
+    return [r["id"] for r in rows if not str(r.get("question", "")).strip()]

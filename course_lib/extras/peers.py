@@ -93,8 +93,9 @@ def _header_splitter():
     return HTMLHeaderTextSplitter(headers_to_split_on=SPLIT_HEADINGS)
 
 
-@register_peer("langchain-header", "langchain-text-splitters", "HTMLHeaderTextSplitter(headers_to_split_on=h1-h4)",
-          "none: one chunk per section, however long")
+@register_peer("langchain-header", "langchain-text-splitters",
+               "HTMLHeaderTextSplitter(headers_to_split_on=h1-h4)",
+               "none: one chunk per section, however long")
 def langchain_header(html: str) -> PageChunks:
     """One chunk per header section; its headers (the metadata) become the context line."""
     return [(_heading_line(d.metadata), d.page_content) for d in _header_splitter().split_text(html)]
@@ -199,14 +200,16 @@ def _docling():
     return DocumentConverter(allowed_formats=[InputFormat.HTML]), HybridChunker(tokenizer=tokenizer)
 
 
-@register_peer("docling", "docling-slim", f"DocumentConverter(HTML) + HybridChunker(bundled MiniLM tokenizer, "
-          f"max_tokens={WINDOW_TOKENS})", f"{WINDOW_TOKENS} tokens (bundled tokenizer)")
+@register_peer("docling", "docling-slim",
+               f"DocumentConverter(HTML) + HybridChunker(bundled MiniLM tokenizer, "
+               f"max_tokens={WINDOW_TOKENS})", f"{WINDOW_TOKENS} tokens (bundled tokenizer)")
 def docling_chunks(html: str) -> PageChunks:
     """docling's document model, chunked by HybridChunker; its headings become the context line."""
     from docling.datamodel.base_models import DocumentStream
 
     converter, chunker = _docling()
-    doc = converter.convert(DocumentStream(name="page.html", stream=io.BytesIO(html.encode("utf-8")))).document
+    stream = DocumentStream(name="page.html", stream=io.BytesIO(html.encode("utf-8")))
+    doc = converter.convert(stream).document
     return [(" > ".join(c.meta.headings or ()), c.text) for c in chunker.chunk(doc)]
 
 
@@ -253,10 +256,11 @@ class PeerRun:
 def run_peer(name: str, pages: Sequence[Page], *, use_cache: bool = True) -> PeerRun:
     """Chunk every page with one peer, or read the chunks back from the disk cache.
 
-    The slowest peers (docling) take far longer than the course's chunker and lesson 10 asks again on
-    every run, so the chunks are kept under the course cache, keyed by the peer, its library's version, its code
-    and the pages. A page the library raises on gets no chunks and is listed in `failures`, as the
-    course's parser lists its skipped pages: one bad page must not hide the others' results.
+    The slowest peers (docling) take far longer than the course's chunker and lesson 10 asks again
+    on every run, so the chunks are kept under the course cache, keyed by the peer, its library's
+    version, its code and the pages. A page the library raises on gets no chunks and is listed in
+    `failures`, as the course's parser lists its skipped pages: one bad page must not hide the
+    others' results.
     Time a peer in this run with `pages_per_second`, never from a cached run's `seconds`.
     """
     return _run_peer(peer(name).name, tuple(pages), use_cache)
@@ -282,7 +286,8 @@ def pages_per_second(name: str, pages: Sequence[Page]) -> float:
 
 def _chunk_pages(name: str, pages: tuple[Page, ...]) -> PeerRun:
     chunk_page = PEERS[name].chunk_page
-    chunk_page("<html><body><h1>warm up</h1><p>Imports and models load here, not in the timing.</p></body></html>")
+    chunk_page("<html><body><h1>warm up</h1>"
+               "<p>Imports and models load here, not in the timing.</p></body></html>")
     chunks: list[Chunk] = []
     failures: list[tuple[str, str]] = []
     start = time.perf_counter()
@@ -309,7 +314,8 @@ def _cache_path(name: str, pages: tuple[Page, ...]) -> Path | None:
         code = inspect.getsource(entry.chunk_page)
     except (OSError, TypeError):
         return None
-    parts = [_CACHE_FORMAT, name, entry.library, entry.version, code, Path(__file__).read_text(encoding="utf-8")]
+    parts = [_CACHE_FORMAT, name, entry.library, entry.version, code,
+             Path(__file__).read_text(encoding="utf-8")]
     parts += [text for page in pages for text in (page.path, page.html)]
     return cache_path("peers", name.removeprefix(PREFIX), parts)
 

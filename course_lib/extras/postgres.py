@@ -9,13 +9,15 @@ back `DATABASE_URL` when that names another server, e.g. one started with
 
 `Store.index(chunks)` writes pages and chunks incrementally (one transaction per changed page);
 `Store.search(query)` fuses HNSW (or exact) dense search with full-text search by RRF in a
-single query, filters with `WHERE`, then re-ranks in Python like `RerankingRetriever`.
+single query, filters with `WHERE`, then re-ranks in Python the shortlist `Pipeline.search` would.
+The SQL (HNSW + full-text fused by RRF) is written out by hand: it is what the lesson teaches.
+Vectors travel through pgvector-python (`register_vector`), not as hand-made literals.
 """
 from __future__ import annotations
 
 import hashlib
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -23,14 +25,9 @@ import numpy as np
 
 from course_lib import settings
 from course_lib.core.lexical import code_aware_tokens
-from course_lib.core.rerank import Reranker, rerank
-
-# The server and the errors live in course_lib.extras.postgres_server; the lessons import them from here.
-from course_lib.extras.postgres_server import (
-    StaleIndexError,
-    StoreError,
-    connect,
-)
+from course_lib.core.rerank import Reranker, rerank, shortlist_size
+from course_lib.core.retrieve import Filter
+from course_lib.extras.postgres_server import StaleIndexError, StoreError
 from course_lib.infra import models
 from course_lib.records import Chunk, Hit
 
@@ -56,46 +53,28 @@ class ModelEmbedder:
 
 
 # ---------------------------------------------------------------------------------------------
-# Filters that run as WHERE clauses
+# Filters and tsvectors as SQL
 
 
-@dataclass(frozen=True)
-class Filter:
-    """Page, page-path prefix and block kinds, as SQL; also a chunk predicate like `make_filter`.
+def where_sql(where: Filter | None) -> tuple[str, dict]:
+    """The WHERE condition over `c` that keeps what `where` keeps, and its parameters.
 
-    Being callable on a Chunk, the same object filters the in-memory retrievers, so a lesson can
-    check that both stores keep the same chunks.
+    The same `Filter` the in-memory retrievers call on each chunk, so a lesson can check that both
+    stores keep the same chunks. Values travel as parameters, never pasted into the SQL.
     """
-
-    doc: str | None = None
-    path_prefix: str | None = None
-    kinds: tuple[str, ...] | None = None
-
-    def __call__(self, chunk: Chunk) -> bool:
-        return ((self.doc is None or chunk.doc == self.doc)
-                and (self.path_prefix is None or chunk.doc.startswith(self.path_prefix))
-                and (self.kinds is None or not set(self.kinds).isdisjoint(chunk.kinds)))
-
-    def sql(self) -> tuple[str, dict]:
-        """The WHERE condition over `c` and its parameters (values are never pasted into SQL)."""
-        parts = ["TRUE"]
-        if self.doc is not None:
-            parts.append("c.doc = %(f_doc)s")
-        if self.path_prefix is not None:
-            parts.append("starts_with(c.doc, %(f_prefix)s)")
-        if self.kinds is not None:
-            parts.append("c.kinds && %(f_kinds)s::text[]")
-        return " AND ".join(parts), {"f_doc": self.doc, "f_prefix": self.path_prefix,
-                                     "f_kinds": list(self.kinds or ())}
-
-
-# ---------------------------------------------------------------------------------------------
-# Text helpers: vectors and tsvectors as parameter values
-
-
-def vector_literal(vector: np.ndarray) -> str:
-    """pgvector's text form, '[0.1,0.2,...]', with float32 round-trip precision."""
-    return "[" + ",".join(f"{x:.9g}" for x in np.asarray(vector, dtype=np.float32)) + "]"
+    if where is not None and not isinstance(where, Filter):
+        raise TypeError("Store.search needs where=Filter(...) (course_lib.core.retrieve): a Python "
+                        "function cannot run inside PostgreSQL")
+    where = where or Filter()
+    parts = ["TRUE"]
+    if where.doc is not None:
+        parts.append("c.doc = %(f_doc)s")
+    if where.path_prefix is not None:
+        parts.append("starts_with(c.doc, %(f_prefix)s)")
+    if where.kinds is not None:
+        parts.append("c.kinds && %(f_kinds)s::text[]")
+    return " AND ".join(parts), {"f_doc": where.doc, "f_prefix": where.path_prefix,
+                                 "f_kinds": list(where.kinds or ())}
 
 
 def _lexeme(term: str) -> str:
@@ -201,14 +180,18 @@ class Store:
     # --- schema and model checks ---------------------------------------------------------
 
     def _ensure_extension(self) -> None:
+        """Create pgvector if needed, then let this connection send NumPy arrays as vectors."""
         import psycopg
+        from pgvector.psycopg import register_vector
 
         try:
             self.conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
         except psycopg.Error as err:
             raise StoreError(f"the pgvector extension is not available on this server "
                              f"({type(err).__name__}): install pgvector there, use the image "
-                             f"pgvector/pgvector:pg16, or unset DATABASE_URL for the embedded server") from None
+                             f"pgvector/pgvector:pg16, or unset DATABASE_URL for the embedded "
+                             f"server") from None
+        register_vector(self.conn)
 
     def drop(self) -> None:
         """Delete the store's tables (the next open recreates them empty)."""
@@ -267,19 +250,21 @@ class Store:
     def _write_page(self, doc: str, chunks: list[Chunk], digest: str,
                     inside_page: Callable[[str], None] | None) -> None:
         texts = [c.text for c in chunks]
-        vectors = self.embedder.embed(texts)  # before the transaction: keep it short
+        # Embedded before the transaction, to keep it short; float32 rows go through pgvector.
+        vectors = np.asarray(self.embedder.embed(texts), dtype=np.float32)
         # Chunkers record their token count; only chunks without one are tokenized here.
         unknown = [c.text for c in chunks if not c.meta.get("tokens")]
         counted = iter(self.embedder.count(unknown) if unknown else [])
         counts = [c.meta.get("tokens") or next(counted) for c in chunks]
         rows = [(c.id, c.doc, seq, c.section_id, list(c.heading_path), list(c.kinds), c.title,
-                 c.context, c.body, c.text, int(n), c.content_hash, vector_literal(v),
+                 c.context, c.body, c.text, int(n), c.content_hash, v,
                  tsvector_literal(code_aware_tokens(c.text)))
-                for seq, (c, v, n) in enumerate(zip(chunks, vectors, counts))]
+                for seq, (c, v, n) in enumerate(zip(chunks, vectors, counts, strict=True))]
         with self.conn.transaction():
             self.conn.execute("DELETE FROM pages WHERE doc = %s", (doc,))
             self.conn.execute("INSERT INTO pages (doc, content_hash, n_chunks) VALUES (%s, %s, %s)",
                               (doc, digest, len(chunks)))
+            # Text COPY: psycopg has no binary form of tsvector (pgvector dumps the vectors).
             with self.conn.cursor().copy(f"COPY chunks ({', '.join(COLUMNS)}) FROM STDIN") as copy:
                 for row in rows:
                     copy.write_row(row)
@@ -315,11 +300,8 @@ class Store:
             self.conn.execute("SELECT set_config('hnsw.ef_search', %s, true)", (str(self.ef_search),))
 
     def _query_params(self, query: str, where: Filter | None) -> tuple[str, dict]:
-        if where is not None and not isinstance(where, Filter):
-            raise TypeError("Store.search needs where=store.Filter(...): a Python function cannot run "
-                            "inside PostgreSQL")
-        condition, params = (where or Filter()).sql()
-        params["vec"] = vector_literal(self.embedder.embed([query])[0])
+        condition, params = where_sql(where)
+        params["vec"] = np.asarray(self.embedder.embed([query])[0], dtype=np.float32)  # pgvector
         params["tsq"] = tsquery_literal(code_aware_tokens(query)) or None  # NULL matches nothing
         params["text"] = query
         return condition, params
@@ -344,7 +326,8 @@ class Store:
             doc, tsq = "c.lexemes", "%(tsq)s::tsquery"
         elif config == "english":
             # plainto_tsquery ANDs the words; OR them, as BM25 does, so partial matches count.
-            doc, tsq = "c.fts_english", "replace(plainto_tsquery('english', %(text)s)::text, '&', '|')::tsquery"
+            doc = "c.fts_english"
+            tsq = "replace(plainto_tsquery('english', %(text)s)::text, '&', '|')::tsquery"
         else:
             raise ValueError(f"lexical must be 'simple' or 'english', not {config!r}")
         return (f"SELECT c.chunk_id, ts_rank({doc}, {tsq}, 1) AS score, c.doc, c.seq FROM chunks c "
@@ -356,12 +339,14 @@ class Store:
         condition, params = self._query_params(query, where)
         sql = f"""
             WITH dense AS (
-                SELECT chunk_id, doc, seq, row_number() OVER (ORDER BY dist, doc COLLATE "C", seq) AS rank
+                SELECT chunk_id, doc, seq,
+                       row_number() OVER (ORDER BY dist, doc COLLATE "C", seq) AS rank
                 FROM (SELECT c.chunk_id, c.doc, c.seq, c.embedding <=> %(vec)s::vector AS dist
                       FROM chunks c WHERE {condition}
                       ORDER BY c.embedding <=> %(vec)s::vector LIMIT %(n)s) d),
             lexical AS (
-                SELECT chunk_id, doc, seq, row_number() OVER (ORDER BY score DESC, doc COLLATE "C", seq) AS rank
+                SELECT chunk_id, doc, seq,
+                       row_number() OVER (ORDER BY score DESC, doc COLLATE "C", seq) AS rank
                 FROM ({self._lexical_sql(self.lexical, condition)}) l),
             both_lists AS (SELECT * FROM dense UNION ALL SELECT * FROM lexical)
             SELECT chunk_id, sum(1.0 / (%(rrf_k)s + rank))::float8 AS score FROM both_lists
@@ -376,11 +361,13 @@ class Store:
         return sorted(hits, key=lambda h: (-h.score, h.index))  # the course's tie rule
 
     def search(self, query: str, *, k: int = 20, where: Filter | None = None) -> list[Hit]:
-        """The pipeline: fused SQL search of the top max(k, top_n), re-ranked in Python if set."""
-        hits = self.fused(query, k=max(k, self.top_n), where=where)
+        """The pipeline: fused SQL search, then with a re-ranker the shortlist `Pipeline.search`
+        re-ranks (`shortlist_size`), re-ranked in Python; the k best."""
         if self.reranker is None:
-            return hits[:k]
-        return rerank(self.reranker, query, hits, self.chunks, top_n=self.top_n)[:k]
+            return self.fused(query, k=k, where=where)
+        depth = shortlist_size(k, top_n=self.top_n)
+        hits = self.fused(query, k=depth, where=where)
+        return rerank(self.reranker, query, hits, self.chunks, top_n=depth)[:k]
 
     def sizes(self) -> dict[str, int]:
         """Bytes on disk: the chunks table with everything, its HNSW index, its full-text indexes."""
@@ -389,12 +376,3 @@ class Store:
             "pg_relation_size('chunks_lexemes') + pg_relation_size('chunks_english')").fetchone()
         return {"total": row[0], "hnsw": row[1], "fulltext": row[2]}
 
-
-def open_store(url: str, **options) -> Store:
-    """Connect to `url` and open the store (keyword options go to `Store`)."""
-    return Store(connect(url), **options)
-
-
-def chunks_for(store: Store, ids: Iterable[str]) -> list[Chunk]:
-    """The store's chunks with these ids, in the given order (for showing results)."""
-    return [store.chunks[store._positions[i]] for i in ids]

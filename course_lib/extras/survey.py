@@ -74,4 +74,5 @@ def repeated_texts(pages: list[Page], *, min_share: float = 0.5, min_chars: int 
         texts = {" ".join(e.get_text(" ").split()) for e in elements}
         pages_with.update(t for t in texts if len(t) >= min_chars)
     threshold = min_share * len(pages)
-    return sorted(((line, n) for line, n in pages_with.items() if n >= threshold), key=lambda item: (-item[1], item[0]))
+    frequent = ((line, n) for line, n in pages_with.items() if n >= threshold)
+    return sorted(frequent, key=lambda item: (-item[1], item[0]))
