@@ -64,8 +64,10 @@ def test_a_heading_always_starts_a_new_chunk():
         heading("Usage", ("Page", "Usage"), "usage"),
         text("more usage", ("Page", "Usage"), "usage"),
     ]
-    chunks = chunk_blocks(blocks, doc="p", title="Page", budget=100, counter=WORDS)
+    chunks = chunk_blocks(blocks, doc="p", title="Page", budget=100, counter=WORDS, headings=False)
     assert bodies(chunks) == ["intro words", "how to use it", "more usage"]
+    kept = chunk_blocks(blocks, doc="p", title="Page", budget=100, counter=WORDS)
+    assert bodies(kept) == ["Page\n\nintro words", "Usage\n\nhow to use it", "Usage\n\nmore usage"]
     assert [c.heading_path for c in chunks] == [PAGE, ("Page", "Usage"), ("Page", "Usage")]
     assert [c.context for c in chunks] == ["Page", "Page > Usage", "Page > Usage"]
     assert [c.meta["block_indices"] for c in chunks] == [(1,), (3,), (5,)]
@@ -79,10 +81,34 @@ def test_headings_without_content_make_no_chunks():
         text("   "),  # whitespace-only text is no content either
         text("finally some text", ("Page", "Empty", "Deeper"), "deeper"),
     ]
-    chunks = chunk_blocks(blocks, doc="p", title="Page", budget=100, counter=WORDS)
+    chunks = chunk_blocks(blocks, doc="p", title="Page", budget=100, counter=WORDS, headings=False)
     assert bodies(chunks) == ["finally some text"]
     assert chunks[0].context == "Page > Empty > Deeper"
     assert chunks[0].section_id == "deeper"
+    # kept, the headings open the body of the first block they name: no chunk of headings alone
+    kept = chunk_blocks(blocks, doc="p", title="Page", budget=100, counter=WORDS)
+    assert bodies(kept) == ["Page\n\nEmpty\n\nDeeper\n\nfinally some text"]
+    assert kept[0].context == "Page > Empty > Deeper" and kept[0].meta["block_indices"] == (0, 1, 2, 4)
+
+
+def test_kept_headings_that_do_not_fit_or_end_the_page_make_their_own_chunk():
+    blocks = [
+        heading("A long heading of six words", ("Page", "H"), "h"),
+        text("one two three four five", ("Page", "H"), "h"),
+        heading("Trailing heading", ("Page", "T"), "t"),
+    ]
+    chunks = chunk_blocks(blocks, doc="p", title="Page", budget=8, counter=WORDS, context=False)
+    assert bodies(chunks) == ["A long heading of six words", "one two three four five", "Trailing heading"]
+    assert chunks[2].heading_path == ("Page", "T")
+
+
+def test_the_context_line_counted_or_not():
+    blocks = [text(f"word{i} " * 4, ("Page", "Usage"), "usage") for i in range(6)]
+    bare = chunk_blocks(blocks, doc="p", title="Page", budget=12, counter=WORDS, context=False)
+    with_line = chunk_blocks(blocks, doc="p", title="Page", budget=12, counter=WORDS, count_context=False)
+    assert bodies(bare) == bodies(with_line) and all(c.context == "Page > Usage" for c in with_line)
+    counted = chunk_blocks(blocks, doc="p", title="Page", budget=12, counter=WORDS)
+    assert len(counted) > len(bare)  # the line's words take room: smaller bodies
 
 
 def test_different_heading_paths_or_sections_are_never_mixed():
@@ -359,7 +385,7 @@ def test_real_tokenizer_budget_defaults_to_the_models_limit():
         Block("code", f"```python\n{code}\n```", ("HTTP client", "Examples"), "examples"),
     ]
     assert counter.count(f"```python\n{code}\n```") > 1000
-    chunks = chunk_blocks(blocks, doc="http.html", title="HTTP client")
+    chunks = chunk_blocks(blocks, doc="http.html", title="HTTP client", headings=False)
     sizes = [counter.count(c.text) for c in chunks]
     assert [c.meta["tokens"] for c in chunks] == sizes
     assert max(sizes) <= 256 == counter.limit
@@ -369,6 +395,55 @@ def test_real_tokenizer_budget_defaults_to_the_models_limit():
     assert nonblank_code_lines(code_chunks) == [ln for ln in code.split("\n") if ln.strip()]
     # Pieces end between functions (at blank lines), never inside one.
     assert all(c.body.split("\n")[1].startswith("def handler_") for c in code_chunks)
-    whole = chunk_blocks(blocks, doc="http.html", title="HTTP client", split_long=False)
+    whole = chunk_blocks(blocks, doc="http.html", title="HTTP client", split_long=False, headings=False)
     assert [counter.count(c.text) > 256 for c in whole] == [True, True]
     assert chunk_report(whole).over_limit == 2 and chunk_report(chunks).over_limit == 0
+
+
+# --- fixed windows, the control of lessons 04 and 09 ---------------------------------------------
+
+def test_windows_hold_the_same_text_and_fill_the_budget_ignoring_blocks():
+    from course_lib.core.chunking import window_chunks
+
+    blocks = [heading("Page", PAGE, "top"), text("First sentence here. Second one follows."),
+              text("Another block. And more words here."),
+              heading("Usage", ("Page", "Usage"), "usage"), text("How to use it well.", ("Page", "Usage"), "usage")]
+    windows = window_chunks(blocks, doc="p", title="Page", budget=9, counter=WORDS)
+    assert bodies(windows) == ["Page\n\nFirst sentence here. Second one follows.",
+                               "Another block. And more words here.\n\nUsage",
+                               "How to use it well."]
+    assert [c.id for c in windows] == ["p#w0", "p#w1", "p#w2"] and all(c.context == "" for c in windows)
+    assert all(c.meta["tokens"] <= 9 for c in windows)
+    # the same words as the structured chunks with headings kept, in the same order
+    structured = chunk_blocks(blocks, doc="p", title="Page", budget=9, counter=WORDS, context=False)
+    assert " ".join(" ".join(bodies(windows)).split()) == " ".join(" ".join(bodies(structured)).split())
+
+
+def test_windows_within_a_heading_path_restart_there_and_carry_its_context_line():
+    from course_lib.core.chunking import window_chunks
+
+    blocks = [heading("Page", PAGE, "top"), text("One two three. Four five six."),
+              heading("Usage", ("Page", "Usage"), "usage"), text("Use it like this.", ("Page", "Usage"), "usage")]
+    windows = window_chunks(blocks, doc="p", title="Page", budget=12, counter=WORDS, within_heading_path=True,
+                            context=True)
+    assert bodies(windows) == ["Page\n\nOne two three. Four five six.", "Usage\n\nUse it like this."]
+    assert [c.context for c in windows] == ["Page", "Page > Usage"]
+    assert all(WORDS.count(c.text) <= 12 for c in windows)  # the context line is counted
+
+
+def test_a_sentence_longer_than_a_window_is_cut_by_the_splitter():
+    from course_lib.core.chunking import window_chunks
+
+    windows = window_chunks([text(" ".join(f"w{i}" for i in range(30)))], doc="p", budget=12, counter=WORDS)
+    assert len(windows) >= 3 and all(c.meta["tokens"] <= 12 for c in windows)
+    assert " ".join(bodies(windows)).split() == [f"w{i}" for i in range(30)]
+
+
+def test_without_context_keeps_every_body_and_drops_only_the_line():
+    from course_lib.core.chunking import without_context
+
+    blocks = [text("alpha beta", ("Page", "A"), "a"), text("gamma delta", ("Page", "B"), "b")]
+    chunks = chunk_blocks(blocks, doc="p", title="Page", budget=20, counter=WORDS, count_context=False)
+    bare = without_context(chunks)
+    assert bodies(bare) == bodies(chunks) and [c.context for c in bare] == ["", ""]
+    assert [c.text for c in bare] == bodies(chunks) and chunks[0].text != bare[0].text

@@ -63,29 +63,36 @@ def content_of(split_pieces: tuple[str, ...], block: Block) -> bool:
     return False
 
 
-def check(page: list[Block], chunks: list[Chunk], *, counter, budget: int, overlap: int, split_long: bool = True):
+def check(page: list[Block], chunks: list[Chunk], *, counter, budget: int, overlap: int, split_long: bool = True,
+          headings: bool = True):
     # 1. within budget, and the recorded count is the real count of the embedded text
     for c in chunks:
         assert c.meta["tokens"] == counter.count(c.text)
         assert c.meta["tokens"] <= budget or (not split_long and len(c.meta["parts"]) == 1)
     # 2. never two heading paths or sections in a chunk, and never across a heading
-    headings = [i for i, b in enumerate(page) if b.kind == "heading"]
+    # (kept headings open the chunk of what they name, so they may carry another path)
+    heading_at = [i for i, b in enumerate(page) if b.kind == "heading"]
     for c in chunks:
-        assert {(page[i].heading_path, page[i].section_id) for i in c.meta["block_indices"]} == {
-            (c.heading_path, c.section_id)
-        }
+        content = [i for i in c.meta["block_indices"] if page[i].kind != "heading"]
+        if not content:
+            assert headings, "a chunk of headings alone exists only when headings are kept"
+            continue
+        assert {(page[i].heading_path, page[i].section_id) for i in content} == {(c.heading_path, c.section_id)}
         assert c.context == context_line(c.heading_path, TITLE)
-        lo, hi = min(c.meta["block_indices"]), max(c.meta["block_indices"])
-        assert not [h for h in headings if lo < h < hi]
+        assert not [h for h in heading_at if min(content) < h < max(content)]
     # 3. each part appears once as new content, plus at most `overlap` repeats at a chunk's start
     fresh = [part for c in chunks for part in c.meta["parts"][c.meta["overlap"] :]]
     assert len(fresh) == len(set(fresh))
     assert all(c.meta["overlap"] <= overlap for c in chunks)
     for c in chunks[1:]:
         assert all(part in chunks[chunks.index(c) - 1].meta["parts"] for part in c.meta["parts"][: c.meta["overlap"]])
-    # 4. nothing lost: every non-empty, non-heading block is there, whole or as all of its pieces
+    # 4. nothing lost: every non-empty block is there, whole or as all of its pieces (a heading
+    #    only when kept: it is in the context line otherwise)
     placed = {part: c for c in chunks for part in c.meta["parts"]}
+    bodies = "\n".join(c.body for c in chunks)
     for i, block in enumerate(page):
+        if block.kind == "heading" and headings and block.text.strip():
+            assert all(word in bodies for word in block.text.split())
         if block.kind == "heading" or not block.text.strip():
             continue
         cleaned = block.text.strip("\n") if block.kind == "code" else block.text.strip()
@@ -99,12 +106,14 @@ def check(page: list[Block], chunks: list[Chunk], *, counter, budget: int, overl
     assert [c.id for c in chunks] == [f"d#{n}" for n in range(len(chunks))]
 
 
+@pytest.mark.parametrize("headings", [True, False])
 @SETTINGS
 @given(page=blocks(), budget=st.integers(12, 120), overlap=st.integers(0, 2))
-def test_properties_with_word_counts(page, budget, overlap):
+def test_properties_with_word_counts(headings, page, budget, overlap):
     counter = WordCounter(limit=budget)
-    chunks = chunk_blocks(page, doc="d", title=TITLE, budget=budget, overlap_blocks=overlap, counter=counter)
-    check(page, chunks, counter=counter, budget=budget, overlap=overlap)
+    chunks = chunk_blocks(page, doc="d", title=TITLE, budget=budget, overlap_blocks=overlap, counter=counter,
+                          headings=headings)
+    check(page, chunks, counter=counter, budget=budget, overlap=overlap, headings=headings)
 
 
 short = st.lists(st.sampled_from(WORDS), min_size=1, max_size=6).map(" ".join)
@@ -122,12 +131,14 @@ def test_properties_of_overlap(page, budget, overlap):
     check(page, chunks, counter=counter, budget=budget, overlap=overlap)
 
 
+@pytest.mark.parametrize("headings", [True, False])
 @SETTINGS
 @given(page=blocks(), budget=st.integers(12, 40))
-def test_properties_without_splitting(page, budget):
+def test_properties_without_splitting(headings, page, budget):
     counter = WordCounter(limit=budget)
-    chunks = chunk_blocks(page, doc="d", title=TITLE, budget=budget, split_long=False, counter=counter)
-    check(page, chunks, counter=counter, budget=budget, overlap=0, split_long=False)
+    chunks = chunk_blocks(page, doc="d", title=TITLE, budget=budget, split_long=False, counter=counter,
+                          headings=headings)
+    check(page, chunks, counter=counter, budget=budget, overlap=0, split_long=False, headings=headings)
 
 
 long_words = st.lists(st.sampled_from(WORDS + ["q" * 120, "Tokenization"]), min_size=1, max_size=60).map(" ".join)
@@ -140,3 +151,6 @@ def test_properties_with_the_real_tokenizer(page, budget, overlap):
     counter = get_counter()
     chunks = chunk_blocks(page, doc="d", title=TITLE, budget=budget, overlap_blocks=overlap, counter=counter)
     check(page, chunks, counter=counter, budget=budget, overlap=overlap)
+    bare = chunk_blocks(page, doc="d", title=TITLE, budget=budget, overlap_blocks=overlap, counter=counter,
+                        headings=False)
+    check(page, bare, counter=counter, budget=budget, overlap=overlap, headings=False)

@@ -11,12 +11,13 @@ and only as a last resort by tokens.
 """
 from __future__ import annotations
 
+import dataclasses
 import statistics
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from course_lib.core.splitting import Split, embedded_text, split_block
+from course_lib.core.splitting import Split, embedded_text, split_block, split_sentences
 from course_lib.core.tokens import Counter, count_all, get_counter
 from course_lib.infra import models
 from course_lib.records import Block, Chunk
@@ -74,18 +75,24 @@ def chunk_blocks(
     model: str | None = None,
     split_long: bool = True,
     margin: int = 0,
+    headings: bool = True,
+    count_context: bool = True,
 ) -> list[Chunk]:
-    """Pack a page's blocks into chunks of at most `budget - margin` tokens of embedded text.
+    """Pack a page's blocks into chunks of at most `budget - margin` tokens.
 
     A heading, or any change of heading path or section, ends the current chunk; within a section,
-    whole blocks are added while the chunk (context line + body, counted by `counter`, by default
-    the embedder's tokenizer) stays within budget, and the next chunk starts with the last
-    `overlap_blocks` blocks of the previous one if they fit. `budget` defaults to the embedder's
-    real limit. A block too long even alone is split (`split_block`) when `split_long`, each piece
-    starting a chunk, or gets a chunk of its own and is truncated by the model otherwise (the production
-    write-up's choice). `margin`
-    holds tokens back, e.g. for an instruction prefix or a tokenizer other than the embedder's.
-    Ids are f"{doc}#{n}"; `meta` records the source blocks, pieces, token count and any split.
+    whole blocks are added while the chunk stays within budget, and the next chunk starts with the
+    last `overlap_blocks` blocks of the previous one if they fit. With `headings` a heading's text
+    opens the body of the chunk that follows it, so the chunks hold the page's whole text (the
+    same text fixed windows cut); without, the heading lives only in the context line. The size is
+    counted by `counter` (by default the embedder's tokenizer) on what is embedded: the context line
+    and the body, or the body alone when `count_context` is off (lesson 04 adds the context line
+    to bodies packed without it, so the bodies stay identical; lesson 05 counts it). `budget`
+    defaults to the embedder's real limit. A block too long even alone is split (`split_block`)
+    when `split_long`, each piece starting a chunk, or gets a chunk of its own and is truncated by
+    the model otherwise (the production write-up's choice). `margin` holds tokens back, e.g. for
+    an instruction prefix. Ids are f"{doc}#{n}"; `meta` records the source blocks, pieces, token
+    count and any split.
     """
     counter = counter or get_counter(model)
     if budget is None:
@@ -97,7 +104,7 @@ def chunk_blocks(
     ctx = ""
 
     def measure(parts: list[_Part]) -> int:
-        return counter.count(embedded_text(ctx, "\n\n".join(p.text for p in parts)))
+        return counter.count(embedded_text(ctx if count_context else "", "\n\n".join(p.text for p in parts)))
 
     def emit(parts: list[_Part], carried: int) -> None:
         path, section = key  # type: ignore[misc]
@@ -124,14 +131,35 @@ def chunk_blocks(
             )
         )
 
+    def emit_headings(parts: list[_Part]) -> None:
+        """Headings that fit with nothing they name: chunks of their own, packed heading by
+        heading, a heading too long alone split like prose."""
+        group: list[_Part] = []
+        for part in parts:
+            if group and measure(group + [part]) > room:
+                emit(group, 0)
+                group = []
+            if measure([part]) > room and split_long:
+                cut = split_block(part.text, budget=room, counter=counter,
+                                  context=ctx if count_context else "")
+                for n, piece in enumerate(cut.pieces):
+                    emit([_Part(part.index, n, len(cut.pieces), piece, HEADING, cut.method, cut.hard[n])], 0)
+                continue
+            group.append(part)
+        if group:
+            emit(group, 0)
+
     carried = 0
+    pending: list[_Part] = []  # heading lines waiting for the first block they name
     for i, block in enumerate(blocks):
         text = _clean_text(block)
         if block.kind == HEADING or not text:
-            # A heading names what follows (it is in the context line), so it only closes the chunk.
+            # A heading closes the chunk before it and, kept, opens the body of the next one.
             if current and block.kind == HEADING:
                 emit(current, carried)
                 current, carried = [], 0
+            if headings and text and block.kind == HEADING:
+                pending.append(_Part(i, 0, 1, text, HEADING, "whole", False))
             continue
         block_key = (tuple(block.heading_path), block.section_id)
         if block_key != key:
@@ -140,15 +168,23 @@ def chunk_blocks(
             current, carried, key = [], 0, block_key
             ctx = context_line(block.heading_path, title) if context else ""
         split = (
-            split_block(text, kind=block.kind, budget=room, counter=counter, context=ctx)
+            split_block(text, kind=block.kind, budget=room, counter=counter,
+                        context=ctx if count_context else "")
             if split_long
             else Split((text,), "whole", (False,))
         )
+        if pending:
+            first = _Part(i, 0, len(split.pieces), split.pieces[0], block.kind, split.method, split.hard[0])
+            if measure(pending + [first]) > room:  # the headings do not fit with what they name
+                emit_headings(pending)
+                pending = []
+            current, pending = pending, []
         for n, piece in enumerate(split.pieces):
             part = _Part(i, n, len(split.pieces), piece, block.kind, split.method, split.hard[n])
             # The splitter already chose where a block's pieces part: two pieces of one block in
             # one chunk would undo a cut made at a blank line and repeat the code fence.
-            if current and (n > 0 or measure(current + [part]) > room):
+            only_headings = bool(current) and all(p.kind == HEADING for p in current)
+            if current and (n > 0 or measure(current + [part]) > room) and not (only_headings and n == 0):
                 emit(current, carried)
                 # Overlap whole blocks, as many of the last `overlap_blocks` as fit with the new one
                 # (never an earlier piece of the same block, for the same reason).
@@ -159,10 +195,98 @@ def chunk_blocks(
             current.append(part)
     if current:
         emit(current, carried)
+    if pending:  # headings that end the page name nothing: they keep a chunk of their own
+        key = (tuple(blocks[pending[0].index].heading_path), blocks[pending[0].index].section_id)
+        ctx = context_line(key[0], title) if context else ""
+        emit_headings(pending)
+    return chunks
+
+
+# --- fixed windows, for comparison ----------------------------------------------------------
+
+def _units(block: Block) -> list[str]:
+    """A block's text as the units a window may cut between: lines of code and tables (and a
+    heading as one line), sentences of prose. Joined back they give the block's text."""
+    text = _clean_text(block)
+    if block.kind in ("code", "table", HEADING):
+        return [line for line in text.split("\n")]
+    return [sentence.strip() for sentence in split_sentences(text) if sentence.strip()]
+
+
+def window_chunks(
+    blocks: Sequence[Block],
+    *,
+    doc: str,
+    title: str = "",
+    budget: int | None = None,
+    within_heading_path: bool = False,
+    context: bool = False,
+    counter: Counter | None = None,
+    model: str | None = None,
+) -> list[Chunk]:
+    """Fixed windows over a page's text (headings kept): the control that structure is measured
+    against. Consecutive lines and sentences fill each window up to `budget` tokens, counted like
+    `chunk_blocks` counts (context line included when there is one), with no overlap; windows cut
+    between blocks and inside them alike, wherever the budget runs out, never mid-sentence and never
+    mid-line. `within_heading_path` restarts the windows at every change of heading path or section
+    (lesson 09's ablation keeps that rule and removes only block boundaries); `context` embeds the
+    heading-path line, as the final chunks do. A single sentence or line longer than the budget is
+    cut by `split_block`. Ids are f"{doc}#w{n}".
+    """
+    counter = counter or get_counter(model)
+    if budget is None:
+        budget = getattr(counter, "limit", None) or models.max_input_tokens(model)
+    chunks: list[Chunk] = []
+    units: list[tuple[str, Block]] = []
+    ctx = ""
+
+    def body_of(items: list[tuple[str, Block]]) -> str:
+        parts, previous = [], None
+        for unit, block in items:
+            sep = "" if previous is None else ("\n" if block is previous and block.kind != "text" else
+                                               " " if block is previous else "\n\n")
+            parts.append(sep + unit)
+            previous = block
+        return "".join(parts)
+
+    def fits(items: list[tuple[str, Block]]) -> bool:
+        return counter.count(embedded_text(ctx, body_of(items))) <= budget
+
+    def emit() -> None:
+        first = units[0][1]
+        path = tuple(first.heading_path)
+        chunks.append(Chunk(id=f"{doc}#w{len(chunks)}", doc=doc, body=body_of(units), title=title,
+                            heading_path=path, section_id=first.section_id, context=ctx,
+                            kinds=tuple(sorted({b.kind for _, b in units})),
+                            meta={"tokens": counter.count(embedded_text(ctx, body_of(units)))}))
+        units.clear()
+
+    key = None
+    for block in blocks:
+        if within_heading_path and (tuple(block.heading_path), block.section_id) != key:
+            if units:
+                emit()
+            key = (tuple(block.heading_path), block.section_id)
+            ctx = context_line(block.heading_path, title) if context else ""
+        for unit in _units(block):
+            pieces = [unit] if fits([(unit, block)]) else list(
+                split_block(unit, budget=budget, counter=counter, context=ctx).pieces)
+            for piece in pieces:
+                if units and not fits(units + [(piece, block)]):
+                    emit()
+                units.append((piece, block))
+    if units:
+        emit()
     return chunks
 
 
 # --- after chunking --------------------------------------------------------------------------
+
+def without_context(chunks: Iterable[Chunk]) -> list[Chunk]:
+    """The same chunks with no context line: identical bodies, only what is embedded changes.
+    Lesson 04's step (b) compares exactly these two lists."""
+    return [dataclasses.replace(chunk, context="") for chunk in chunks]
+
 
 def dedupe(chunks: Iterable[Chunk], *, report: list[tuple[str, str]] | None = None,
            ) -> tuple[list[Chunk], list[Chunk]]:

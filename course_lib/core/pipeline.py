@@ -33,7 +33,7 @@ import numpy as np
 
 from course_lib import settings
 from course_lib.core.boilerplate import FrequentBlock, drop_frequent_blocks
-from course_lib.core.chunking import blocks_to_text, chunk_blocks, dedupe
+from course_lib.core.chunking import blocks_to_text, chunk_blocks, dedupe, window_chunks, without_context
 from course_lib.core.lexical import BM25Retriever
 from course_lib.core.naive import fixed_size_chunks, naive_chunks
 from course_lib.core.parse import check_parse_options, parse_corpus
@@ -232,21 +232,36 @@ def page_title(blocks: Sequence[Block], doc: str) -> str:
     return next((b.heading_path[0] for b in blocks if b.heading_path), doc)
 
 
-def structured_chunks(pages: Sequence[Page], *, context: bool = True, split_long: bool = True,
-                      budget: int | None = None, overlap_blocks: int = settings.OVERLAP_BLOCKS,
-                      max_share: float = settings.MAX_SHARE, model: str | None = None,
-                      **parse_options) -> list[Chunk]:
+def structured_chunks(pages: Sequence[Page], *, context: bool = True, count_context: bool = True,
+                      split_long: bool = True, headings: bool = True, budget: int | None = None,
+                      overlap_blocks: int = settings.OVERLAP_BLOCKS, max_share: float = settings.MAX_SHARE,
+                      model: str | None = None, **parse_options) -> list[Chunk]:
     """Lessons 04-05's chunks: whole blocks packed within one heading path, exact duplicates dropped.
 
     `budget` defaults to the model's real input limit, counted with its own tokenizer on the
-    embedded text (context line included); `split_long` splits blocks that exceed it alone.
+    embedded text (the context line included when `count_context`); `split_long` splits blocks
+    that exceed it alone; `headings` keeps each heading's text at the top of the body it opens.
     `parse_options` go to the parser (lesson 09's ablations switch cleaning steps off).
     """
     blocks, _, _ = clean_corpus(pages, max_share=max_share, **parse_options)
     chunks = [chunk for doc, page_blocks in blocks.items()
               for chunk in chunk_blocks(page_blocks, doc=doc, title=page_title(page_blocks, doc),
                                         budget=budget, overlap_blocks=overlap_blocks, context=context,
-                                        split_long=split_long, model=model)]
+                                        count_context=count_context, split_long=split_long,
+                                        headings=headings, model=model)]
+    return dedupe(chunks)[0]
+
+
+def window_chunks_of(pages: Sequence[Page], *, within_heading_path: bool = False, context: bool = False,
+                     budget: int | None = None, max_share: float = settings.MAX_SHARE,
+                     model: str | None = None) -> list[Chunk]:
+    """Fixed windows (`chunking.window_chunks`) over every cleaned page: the control of lesson 04's
+    step (a) and of lesson 09's ablation of structure-aware boundaries, exact duplicates dropped."""
+    blocks, _, _ = clean_corpus(pages, max_share=max_share)
+    chunks = [chunk for doc, page_blocks in blocks.items()
+              for chunk in window_chunks(page_blocks, doc=doc, title=page_title(page_blocks, doc),
+                                         budget=budget, within_heading_path=within_heading_path,
+                                         context=context, model=model)]
     return dedupe(chunks)[0]
 
 
@@ -280,16 +295,21 @@ def clean_pipeline(pages: Sequence[Page], *, model: str | None = None) -> Pipeli
 
 @register("structured", "lesson 04: whole blocks packed within one heading path, no context line")
 def structured_pipeline(pages: Sequence[Page], *, model: str | None = None) -> Pipeline:
-    return retriever_over(structured_chunks(pages, context=False, split_long=False, model=model),
-                          model=model, bm25=False)
+    return retriever_over(without_context(context_chunks(pages, model=model)), model=model, bm25=False)
 
 
-@register("context", "lesson 04: structured chunks with title > heading path embedded")
+@register("context", "lesson 04: the same chunk bodies with title > heading path embedded")
 def context_pipeline(pages: Sequence[Page], *, model: str | None = None) -> Pipeline:
-    return retriever_over(structured_chunks(pages, split_long=False, model=model), model=model, bm25=False)
+    return retriever_over(context_chunks(pages, model=model), model=model, bm25=False)
 
 
-@register("limited", "lesson 05: over-long blocks split so no chunk exceeds the model's limit")
+def context_chunks(pages: Sequence[Page], *, model: str | None = None) -> list[Chunk]:
+    """Lesson 04's chunks: whole blocks within one heading path, the body alone counted against the
+    budget (so the same bodies serve with and without the context line), nothing split."""
+    return structured_chunks(pages, split_long=False, count_context=False, model=model)
+
+
+@register("limited", "lesson 05: the context line counted and over-long blocks split: nothing over the limit")
 def limited_pipeline(pages: Sequence[Page], *, model: str | None = None) -> Pipeline:
     return retriever_over(structured_chunks(pages, model=model), model=model, bm25=False)
 
