@@ -3,6 +3,7 @@ import numpy as np
 import pytest
 
 from course_lib.infra import shipped
+from course_lib.infra.files import file_sha256
 
 
 def _write(tmp_path, model_key="model-A", texts=("alpha", "beta")):
@@ -63,6 +64,6 @@ def test_the_shipped_file_matches_its_checksum_and_the_bundled_model():
 
     assert shipped.SHIPPED_FILE.is_file()
     recorded = shipped.checksum_file().read_text(encoding="utf-8").split()[0]
-    assert shipped.file_sha256(shipped.SHIPPED_FILE) == recorded
+    assert file_sha256(shipped.SHIPPED_FILE) == recorded
     found = shipped.shipped_vectors(models.model_id() + "|normalize=True")
     assert found is not None and len(found) > 40_000  # every chunking the lessons build

@@ -15,7 +15,6 @@ charset, UTF-8 and cp1252, the way a browser does (`sniff_encoding`, `decode_htm
 """
 from __future__ import annotations
 
-import hashlib
 import re
 import tarfile
 from dataclasses import dataclass, field
@@ -23,6 +22,7 @@ from pathlib import Path, PurePosixPath
 from typing import NamedTuple
 
 from course_lib.infra.errors import CorpusError
+from course_lib.infra.files import file_sha256
 from course_lib.infra.paths import DATA_DIR
 from course_lib.records import Page
 
@@ -101,7 +101,7 @@ def verify(target: Path = CORPUS_DIR, manifest: Path = MANIFEST) -> list[str]:
         path = target / name
         if not path.exists():
             problems.append(f"{path}: missing")
-        elif hashlib.sha256(path.read_bytes()).hexdigest() != digest:
+        elif file_sha256(path) != digest:
             problems.append(f"{path}: corrupt (sha256 differs from {manifest.name})")
     return problems
 

@@ -22,6 +22,7 @@ from pathlib import Path
 
 from course_lib import settings
 from course_lib.evaluation.golden import normalize
+from course_lib.infra.files import atomic_write
 from course_lib.records import Block
 
 MIN_WORDS, MAX_WORDS = 4, 20  # shorter is not specific to one place; longer is hard to keep whole
@@ -115,9 +116,9 @@ def draft_golden(blocks: Mapping[str, Sequence[Block]], *, n: int = 40, seed: in
 
 
 def write_drafts(drafts: Sequence[Draft], path: str | Path) -> None:
-    """One JSON object per line, in the golden file's field order."""
-    text = "".join(json.dumps(asdict(d), ensure_ascii=False) + "\n" for d in drafts)
-    Path(path).write_text(text, encoding="utf-8")
+    """One JSON object per line, in the golden file's field order, written atomically: an
+    interrupted run leaves the old file as it was."""
+    atomic_write(path, "".join(json.dumps(asdict(d), ensure_ascii=False) + "\n" for d in drafts))
 
 
 def unwritten(path: str | Path) -> list[str]:

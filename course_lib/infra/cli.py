@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import re
 import sys
 import traceback
@@ -34,6 +33,7 @@ from course_lib.infra.errors import (
     UsageError,
     exit_code_for,
 )
+from course_lib.infra.files import atomic_write, check_out
 from course_lib.settings import FINAL_PIPELINE
 
 _CANONICAL = re.compile(r"""<(?:link[^>]*rel=["']?canonical["']?[^>]*href|base[^>]*href)=["']?(https?://[^"'\s>]+)""",
@@ -66,30 +66,6 @@ def _positive(value: str) -> int:
     if k < 1:
         raise argparse.ArgumentTypeError(f"must be at least 1, not {k}")
     return k
-
-
-def _same(a: Path, b: Path) -> bool:
-    try:
-        return a.resolve() == b.resolve()
-    except OSError:
-        return False
-
-
-def _check_out(out: Path, *, force: bool, corpus: Path, inputs: list[Path]) -> None:
-    """Refuse an output path that would destroy data or cannot be written, before the run."""
-    if any(_same(out, p) for p in inputs):
-        raise OutputError("--out is one of the inputs", path=out, hint="write the result to another file")
-    if out.resolve().is_relative_to(corpus.resolve()):
-        raise OutputError("--out is inside the corpus folder", path=out, hint="write the result elsewhere")
-    if out.is_dir():
-        raise OutputError("--out is a folder", path=out, hint="give a file name")
-    if out.exists() and not force:
-        raise OutputError("the file exists", path=out, hint="pass --force to overwrite it, or choose another --out")
-    folder = out.parent if str(out.parent) else Path(".")
-    if not folder.is_dir():
-        raise OutputError("its folder does not exist", path=out, hint=f"create {folder} first")
-    if not os.access(folder, os.W_OK):
-        raise OutputError("its folder is not writable", path=out, hint="choose a folder you can write to")
 
 
 def _load(args: argparse.Namespace, *, parse: bool = True):
@@ -196,7 +172,7 @@ def _evaluate(args: argparse.Namespace) -> int:
         from course_lib.core.load import CORPUS_DIR
 
         corpus_root = CORPUS_DIR
-    _check_out(out, force=args.force, corpus=corpus_root, inputs=[golden])
+    check_out(out, force=args.force, corpus=corpus_root, inputs=[golden])
     loaded = _load(args)
     questions = _golden_questions(args, loaded, golden, None if args.split == "all" else args.split)
     retriever = build_pipeline(args.pipeline, loaded.pages, model=args.model)
@@ -207,9 +183,10 @@ def _evaluate(args: argparse.Namespace) -> int:
         lo, hi = result[f"{key}_ci"]
         print(f"{key:<10} {result[key]:.3f}  95% CI [{lo:.3f}, {hi:.3f}]")
     try:
-        out.write_text(json.dumps(result, indent=2))
+        atomic_write(out, json.dumps(result, indent=2))
     except OSError as err:
-        raise OutputError(f"cannot write ({err.strerror or err})", path=out, hint="the metrics are above") from None
+        raise OutputError(f"cannot write ({err.strerror or err}); the old file, if any, is unchanged",
+                          path=out, hint="the metrics are above") from err
     print(f"{result['n_answerable']} answerable, {result['n_unanswerable']} unanswerable questions; "
           f"{len(retriever.chunks)} chunks from {len(loaded.pages)} pages; written to {out}")
     return 0
@@ -219,13 +196,14 @@ def _golden_draft(args: argparse.Namespace) -> int:
     from course_lib.core.pipeline import clean_corpus
     from course_lib.extras.golden_draft import draft_golden, write_drafts
 
-    _check_out(args.out, force=args.force, corpus=args.corpus, inputs=[])
+    check_out(args.out, force=args.force, corpus=args.corpus, inputs=[])
     loaded = _load(args)
     drafts = draft_golden(clean_corpus(loaded.pages)[0], n=args.n)
     try:
         write_drafts(drafts, args.out)
     except OSError as err:
-        raise OutputError(f"cannot write ({err.strerror or err})", path=args.out, hint="choose another --out") from None
+        raise OutputError(f"cannot write ({err.strerror or err}); the old file, if any, is unchanged",
+                          path=args.out, hint="choose another --out") from err
     kinds = ", ".join(f"{k} {sum(d.kind == k for d in drafts)}" for k in sorted({d.kind for d in drafts}))
     print(f"{len(drafts)} drafted lines from {len({d.doc for d in drafts})} pages ({kinds}) written to {args.out}; "
           f"write each question, then run validate-golden {args.out} --corpus {args.corpus}")

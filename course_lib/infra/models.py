@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from course_lib.infra.errors import ModelLoadError
+from course_lib.infra.files import hash_file_into
 from course_lib.infra.paths import cache_dir
 from course_lib.infra.shipped import shipped_vectors
 from course_lib.infra.vector_cache import VectorStore
@@ -125,9 +126,7 @@ def _folder_fingerprint(folder: Path) -> str:
         digest = hashlib.sha256()
         for path, (rel, size, _) in zip(files, stats, strict=True):
             digest.update(f"{rel}\0{size}\0".encode())
-            with path.open("rb") as handle:
-                for block in iter(lambda: handle.read(1 << 20), b""):
-                    digest.update(block)
+            hash_file_into(digest, path)
         _fingerprints[(folder, stats)] = digest.hexdigest()[:16]
     return _fingerprints[(folder, stats)]
 

@@ -17,7 +17,6 @@ Set COURSE_SHIPPED_EMBEDDINGS=0 to ignore it.
 """
 from __future__ import annotations
 
-import hashlib
 import logging
 import os
 from functools import lru_cache
@@ -25,6 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
+from course_lib.infra.files import atomic_open, atomic_write, file_sha256
 from course_lib.infra.paths import DATA_DIR
 
 SHIPPED_FILE = DATA_DIR / "embeddings" / "all-MiniLM-L6-v2.npz"
@@ -34,15 +34,6 @@ log = logging.getLogger("course_lib.cache")
 def checksum_file(path: Path = SHIPPED_FILE) -> Path:
     """Where the sha256 of a shipped file is kept: `<file>.sha256`."""
     return path.with_name(path.name + ".sha256")
-
-
-def file_sha256(path: Path) -> str:
-    """The sha256 of a file's bytes."""
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 class ShippedVectors:
@@ -71,11 +62,11 @@ def write_shipped(path: Path, model_key: str, keys: list[str], vectors: np.ndarr
     order = sorted(range(len(keys)), key=keys.__getitem__)
     digests = np.frombuffer(b"".join(bytes.fromhex(keys[i]) for i in order), np.uint8).reshape(-1, 32)
     path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("wb") as handle:
+    with atomic_open(path) as handle:
         np.savez(handle, model_key=np.array(model_key), keys=digests,
                  vectors=np.asarray(vectors, np.float32)[order])
     digest = file_sha256(path)
-    checksum_file(path).write_text(f"{digest}  {path.name}\n", encoding="utf-8")
+    atomic_write(checksum_file(path), f"{digest}  {path.name}\n")
     return digest
 
 
