@@ -65,6 +65,21 @@ def test_extraction_cannot_write_outside_its_target(tmp_path, name):
     assert not (tmp_path / "escape.html").exists()
 
 
+def test_extraction_refuses_links_and_a_damaged_archive_is_one_error(tmp_path):
+    archive = tmp_path / "link.tar.xz"
+    with tarfile.open(archive, "w:xz") as tar:
+        info = tarfile.TarInfo("page.html")
+        info.type, info.linkname = tarfile.SYMTYPE, "/etc/passwd"
+        tar.addfile(info)
+    with pytest.raises(corpus.CorpusError, match="unsafe archive member: 'page.html' is not a regular file"):
+        corpus.extract(archive, tmp_path / "target")
+    assert not (tmp_path / "target" / "page.html").is_symlink()
+    damaged = tmp_path / "damaged.tar.xz"
+    damaged.write_bytes(corpus.ARCHIVE.read_bytes()[:5000])
+    with pytest.raises(corpus.CorpusError, match="the archive is damaged"):
+        corpus.extract(damaged, tmp_path / "target2")
+
+
 def test_missing_archive_gives_a_clear_error(tmp_path):
     with pytest.raises(corpus.CorpusError, match="missing"):
         corpus.extract(tmp_path / "nope.tar.xz", tmp_path / "target")
