@@ -92,7 +92,7 @@ def test_a_corpus_path_that_is_a_file(site):
 def test_an_empty_folder(tmp_path):
     (tmp_path / "empty").mkdir()
     fails(run("evaluate", "--corpus", tmp_path / "empty", "--golden", FIXTURES / "golden.jsonl"),
-          3, r"no \*\*/\*\.html file in this folder")
+          3, r"no HTML file \(\.html, \.htm, \.xhtml, \.xht\) in this folder")
 
 
 def test_a_folder_with_only_empty_and_binary_pages(tmp_path):

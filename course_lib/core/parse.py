@@ -21,6 +21,7 @@ from __future__ import annotations
 import inspect
 import re
 from collections.abc import Iterable, Mapping
+from dataclasses import replace
 from pathlib import Path
 
 from bs4 import BeautifulSoup
@@ -36,6 +37,7 @@ from course_lib.core.html_parts import collapse, repair_raw_pre, text_of
 from course_lib.core.load import decode_html
 from course_lib.core.walker import _Walker
 from course_lib.infra.errors import ParseError, ParserFailures
+from course_lib.infra.safe_text import CONTROLS
 from course_lib.records import Block, Page
 
 # Tried in order; the first that matches is the page's main content, else the whole <body>.
@@ -95,7 +97,19 @@ def parse_blocks(
         title_tag = soup.find("title")
         title = collapse(text_of(h1)) if h1 is not None else ""
         title = title or (collapse(title_tag.get_text()) if title_tag is not None else "")
-    return _Walker(title, definition_paths=definition_paths).walk(root)
+    return _without_controls(_Walker(title, definition_paths=definition_paths).walk(root))
+
+
+def _without_controls(blocks: list[Block]) -> list[Block]:
+    """The blocks with control characters (ESC, BEL, C1) removed from their text and heading
+    path: a character reference (`&#27;`) reaches the text even when the page's bytes had none,
+    and printed raw it acts on a learner's terminal."""
+    def clean(text: str) -> str:
+        return CONTROLS.sub("", text)
+
+    return [replace(b, text=clean(b.text), heading_path=tuple(map(clean, b.heading_path)))
+            if CONTROLS.search(b.text) or any(CONTROLS.search(h) for h in b.heading_path) else b
+            for b in blocks]
 
 
 def is_stub(blocks: list[Block], *, min_chars: int = settings.MIN_CHARS) -> bool:
