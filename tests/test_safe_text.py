@@ -38,3 +38,11 @@ def test_chunk_text_keeps_no_control_characters_from_bytes_or_references():
     assert [b.text for b in blocks] == ["Title[2J", "red [31m text ›31m raw  and bell  done",
                                         "```\ncode[0m here\n```"]
     assert {b.heading_path for b in blocks} == {("Title[2J",)}
+
+
+def test_a_database_url_displays_without_its_password_but_connects_with_it():
+    from course_lib.extras.postgres_server import DatabaseURL
+
+    url = DatabaseURL("postgresql://alice:S3cretPass@db.example:5432/course")
+    assert repr(url) == "'postgresql://alice:***@db.example:5432/course'" and repr([url]) == f"[{url!r}]"
+    assert str(url) == "postgresql://alice:S3cretPass@db.example:5432/course"  # what psycopg is given
