@@ -20,7 +20,6 @@ import argparse
 import functools
 import hashlib
 import json
-import os
 import sys
 from pathlib import Path
 
@@ -28,7 +27,8 @@ from bs4 import BeautifulSoup, Tag
 
 from course_lib.core.load import decode_html
 from course_lib.evaluation.golden import KINDS, evidence_problem, normalize
-from course_lib.evaluation.golden_checks import QUOTE_BLOCKS, section_nodes, quote_problem, visible_soup
+from course_lib.evaluation.golden_checks import QUOTE_BLOCKS, quote_problem, section_nodes, visible_soup
+from course_lib.infra.files import atomic_write
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -72,9 +72,7 @@ def all_pages(corpus: Path) -> dict[str, str]:
     paths = [f.relative_to(corpus).as_posix() for f in files]
     texts = {path: normalize(page_soup(corpus, path).get_text()) for path in paths}
     cache.parent.mkdir(parents=True, exist_ok=True)
-    temporary = cache.with_suffix(f".{os.getpid()}.tmp")
-    temporary.write_text(json.dumps(texts), encoding="utf-8")
-    os.replace(temporary, cache)
+    atomic_write(cache, json.dumps(texts))
     return texts
 
 
