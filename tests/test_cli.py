@@ -121,3 +121,42 @@ def test_debug_keeps_the_cause_of_an_output_error(tmp_path, monkeypatch, capsys)
     assert "OSError: [Errno 28] No space left on device" in err
     assert "The above exception was the direct cause of the following exception" in err
     assert out.read_text() == "old"
+
+
+def test_debug_shows_the_traceback_behind_a_failed_check(monkeypatch, capsys):
+    from course_lib.infra import check
+
+    def broken():
+        raise RuntimeError("the cache folder is gone")
+
+    monkeypatch.setattr(check, "CHECKS", {"cache": broken})
+    assert main(["check"]) == 1
+    out, err = capsys.readouterr()
+    assert out == "FAIL  cache                  RuntimeError: the cache folder is gone\n" and err == ""
+    assert main(["check", "--debug"]) == 1
+    err = capsys.readouterr().err
+    assert "Traceback" in err and 'raise RuntimeError("the cache folder is gone")' in err
+
+
+def test_debug_shows_why_the_parser_skipped_a_page(tmp_path, monkeypatch, capsys):
+    from course_lib.core import parse
+
+    real = parse.parse_blocks
+
+    def breaks_on_odd(html, **kwargs):
+        if "odd page" in html:
+            raise RecursionError("a parser bug")
+        return real(html, **kwargs)
+
+    monkeypatch.setattr(parse, "parse_blocks", breaks_on_odd)
+    site = _own_site(tmp_path)
+    (site / "odd.html").write_text(f"<html><body><h1>An odd page</h1><p>{'Words. ' * 60}</p></body></html>")
+    argv = ["ask", "day of the month", "--corpus", str(site), "--pipeline", "bm25", "--k", "1"]
+    assert main(argv) == 0
+    captured = capsys.readouterr()
+    assert "skipped odd.html: parser failed: RecursionError: a parser bug" in captured.out
+    assert "Traceback" not in captured.err
+    (site / "odd.html").write_text((site / "odd.html").read_text() + " ")  # not the page parsed above
+    assert main([*argv, "--debug"]) == 0
+    err = capsys.readouterr().err
+    assert "skipped odd.html: the parser failed\nTraceback" in err and "RecursionError: a parser bug" in err

@@ -290,6 +290,21 @@ def test_a_cached_vector_that_is_not_unit_length_is_computed_again(private_cache
     assert "holds vectors that are not unit length: ignored, computed again" in caplog.text
 
 
+def test_a_cache_warning_carries_its_traceback_only_under_debug(tmp_path, caplog, monkeypatch):
+    try:
+        raise OSError(28, "No space left on device")
+    except OSError as err:
+        error = err
+    for level, expected in ((logging.WARNING, None), (logging.DEBUG, error)):
+        monkeypatch.setattr(vectorstore, "_warned", set())
+        caplog.clear()
+        with caplog.at_level(level, logger="course_lib"):
+            vectorstore.warn_once(tmp_path, "cannot be written", error)
+        assert caplog.records[0].getMessage() == (f"course_lib cache {tmp_path} cannot be written "
+                                                  "(OSError: [Errno 28] No space left on device)")
+        assert (caplog.records[0].exc_info or (None, None))[1] is expected
+
+
 def _tiny_model(folder):
     """A 1-layer, 32-wide BERT with MiniLM's tokenizer, saved as a sentence-transformers folder."""
     import torch

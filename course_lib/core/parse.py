@@ -19,6 +19,7 @@ the nesting depth for list items and definitions, 0 otherwise.
 from __future__ import annotations
 
 import inspect
+import logging
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import replace
@@ -40,6 +41,7 @@ from course_lib.infra.errors import ParseError, ParserFailures
 from course_lib.infra.safe_text import CONTROLS
 from course_lib.records import Block, Page
 
+log = logging.getLogger("course_lib.parse")
 # Tried in order; the first that matches is the page's main content, else the whole <body>.
 MAIN_SELECTOR = ('[role="main"]', "main", "article")
 
@@ -194,9 +196,11 @@ def parse_corpus(
                 blocks = parse_file(item, **kwargs)
         except ParseError as err:
             skipped.append((key, err.reason))
+            log.debug("skipped %s: %s", key, err.reason, exc_info=err.__cause__)
             continue
         except Exception as err:  # noqa: BLE001 - a parser bug on one page must not stop the corpus
             skipped.append((key, f"parser failed: {type(err).__name__}: {err}"))
+            log.debug("skipped %s: the parser failed", key, exc_info=err)  # --debug shows where
             continue
         if skip_stubs and is_stub(blocks, min_chars=min_chars):
             chars = sum(len(b.text) for b in blocks if b.kind != "heading")

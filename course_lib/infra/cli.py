@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import logging
 import re
 import sys
 import traceback
@@ -38,7 +37,7 @@ from course_lib.infra.errors import (
 )
 from course_lib.infra.files import atomic_write, check_out
 from course_lib.infra.safe_text import safe
-from course_lib.infra.terminal import progress, say
+from course_lib.infra.terminal import debug_logging, progress, say
 from course_lib.settings import FINAL_PIPELINE
 
 _CANONICAL = re.compile(r"""<(?:link[^>]*rel=["']?canonical["']?[^>]*href|base[^>]*href)=["']?(https?://[^"'\s>]+)""",
@@ -86,7 +85,7 @@ def _load(args: argparse.Namespace, *, parse: bool = True):
         from course_lib.core.pipeline import clean_corpus
 
         size = sum(len(page.html) for page in loaded.pages) / 1e6
-        with progress(f"parsing {len(loaded.pages)} pages ({size:.1f} MB)"):
+        with progress(f"parsing {_pages(len(loaded.pages))} ({size:.1f} MB)"):
             blocks, skipped, _ = clean_corpus(loaded.pages)
         for path, reason in skipped:
             say(f"skipped {path}: {reason}")
@@ -97,11 +96,15 @@ def _load(args: argparse.Namespace, *, parse: bool = True):
     return loaded
 
 
+def _pages(n: int) -> str:
+    return f"{n} page" if n == 1 else f"{n} pages"
+
+
 def _build(name: str, loaded, *, model: str | None):
     """A pipeline over the loaded pages, saying on stderr what it is doing if that takes long."""
     from course_lib.core.pipeline import build_pipeline
 
-    with progress(f"building the {name!r} index over {len(loaded.pages)} pages"):
+    with progress(f"building the {name!r} index over {_pages(len(loaded.pages))}"):
         return build_pipeline(name, loaded.pages, model=model)
 
 
@@ -125,7 +128,10 @@ def _check(args: argparse.Namespace) -> int:
     from course_lib.infra.check import format_results, run_checks
 
     results = run_checks()
-    print(format_results(results))
+    say(format_results(results))
+    for result in results:
+        if args.debug and result.error is not None:
+            say("".join(traceback.format_exception(result.error)), error=True)
     return 0 if all(r.ok for r in results) else 1
 
 
@@ -370,8 +376,7 @@ def main(argv: list[str] | None = None) -> int:
         if hasattr(stream, "reconfigure"):
             stream.reconfigure(errors="backslashreplace")
     args = build_parser().parse_args(argv)
-    if args.debug:
-        logging.getLogger("course_lib").setLevel(logging.DEBUG)
+    debug_logging(args.debug)
     try:
         return args.func(args)
     except KeyboardInterrupt:

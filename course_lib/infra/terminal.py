@@ -1,4 +1,4 @@
-"""What the command line prints: lines safe for a terminal, and word of a long stage.
+"""What the command line prints: lines safe for a terminal, word of a long stage, --debug logs.
 
 Page text, file names and messages come from anywhere, so every line goes through
 `safe_text.safe` (no terminal control sequence, no password). A stage that takes long (parsing a
@@ -7,6 +7,7 @@ learner with minutes of silence; a quick one prints nothing.
 """
 from __future__ import annotations
 
+import logging
 import sys
 import threading
 import time
@@ -47,3 +48,24 @@ def progress(what: str, *, after_s: float | None = None, every_s: float | None =
     finally:
         done.set()
         thread.join()
+
+
+class _SafeStderr(logging.Handler):
+    """Log lines (and their tracebacks) on the current stderr, made safe like every other line."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            print(safe(self.format(record)), file=sys.stderr)
+        except (OSError, ValueError):  # a closed stream: the line is lost, the command goes on
+            self.handleError(record)
+
+
+def debug_logging(on: bool) -> None:
+    """For --debug (`on`): the library's DEBUG records (a skipped page's parser traceback) and
+    the tracebacks of its warnings reach stderr. Off: back to warnings alone, one line each."""
+    logger = logging.getLogger("course_lib")
+    for handler in [h for h in logger.handlers if isinstance(h, _SafeStderr)]:
+        logger.removeHandler(handler)
+    logger.setLevel(logging.DEBUG if on else logging.NOTSET)
+    if on:
+        logger.addHandler(_SafeStderr())
