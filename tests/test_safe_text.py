@@ -40,6 +40,14 @@ def test_chunk_text_keeps_no_control_characters_from_bytes_or_references():
     assert {b.heading_path for b in blocks} == {("Title[2J",)}
 
 
+def test_naive_chunks_keep_no_control_characters_either():
+    from course_lib.core.naive import naive_chunks
+    from course_lib.records import Page
+
+    chunks = naive_chunks([Page("a.html", "<p>a&#x81;b&#27;c&#x9b;d&#x8d;e</p>")])
+    assert [c.text for c in chunks] == ["abc›de"]
+
+
 def test_a_database_url_displays_without_its_password_but_connects_with_it():
     from course_lib.extras.postgres_server import DatabaseURL
 
