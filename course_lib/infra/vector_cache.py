@@ -64,7 +64,10 @@ def _inside(folder: str | Path, filename: str) -> Path | None:
     """The path of a value file named by a row, or None when the name leaves the folder."""
     root = os.path.realpath(folder)
     path = os.path.realpath(os.path.join(root, filename))
-    return Path(path) if os.path.commonpath([root, path]) == root and path != root else None
+    try:
+        return Path(path) if os.path.commonpath([root, path]) == root and path != root else None
+    except ValueError:  # another drive (Windows): certainly not inside
+        return None
 
 
 class RawBytesDisk(diskcache.Disk):
@@ -75,21 +78,24 @@ class RawBytesDisk(diskcache.Disk):
     absent, and a row that names a file outside the folder is neither read nor deleted.
     """
 
-    def put(self, key):
+    def put(self, key: str) -> tuple[str, bool]:
+        """A key as stored: text only (diskcache would pickle anything else)."""
         if type(key) is not str:
             raise TypeError(f"cache keys are str, not {type(key).__name__}")
         return super().put(key)
 
-    def get(self, key, raw):
-        # A pickled key is never unpickled: it lists as no key at all.
+    def get(self, key: object, raw: bool) -> object:
+        """A stored key; a pickled one is never unpickled: it lists as None, no key at all."""
         return super().get(key, raw) if raw else None
 
-    def store(self, value, read, key=diskcache.core.UNKNOWN):
+    def store(self, value: bytes, read: bool, key: object = diskcache.core.UNKNOWN) -> tuple:
+        """A value as stored: bytes only (diskcache would pickle anything else)."""
         if type(value) is not bytes or read:
             raise TypeError(f"cache values are bytes, not {type(value).__name__}")
         return super().store(value, read, key=key)
 
-    def fetch(self, mode, filename, value, read):
+    def fetch(self, mode: int, filename: str | None, value: object, read: bool) -> bytes | None:
+        """A stored value's bytes, or None (one warning line) for a row of any other kind."""
         if mode == MODE_RAW and isinstance(value, bytes | sqlite3.Binary) and not read:
             return bytes(value)
         if mode == MODE_BINARY and filename and not read and _inside(self._directory, filename):
@@ -97,7 +103,8 @@ class RawBytesDisk(diskcache.Disk):
         warn_once(Path(self._directory), NOT_RAW)
         return None
 
-    def remove(self, file_path):
+    def remove(self, file_path: str) -> None:
+        """Delete a value file, never one outside the folder."""
         if _inside(self._directory, file_path):
             super().remove(file_path)
 
