@@ -87,8 +87,8 @@ def backs(code: str, sentence: str) -> bool:
     """True when a code cell renders or asserts the verdict a sentence states."""
     named = quantities(sentence)
     if _RENDERS.search(code):
-        return not named or any(re.search(p, code, re.I) for p in named) or (
-            all("recall@5" in p for p in named) and "metric=" not in code)  # recall@5 is the default
+        default_metric = all("recall@5" in p for p in named) and "metric=" not in code  # recall@5
+        return not named or any(re.search(p, code, re.I) for p in named) or default_metric
     asserts = [m.group(0) for m in _ASSERT.finditer(code)]
     return bool(named) and any(re.search(p, line, re.I) for line in asserts for p in named)
 
@@ -129,7 +129,8 @@ def flag_cells(notebook: nbformat.NotebookNode, *, name: str = "") -> list[Flag]
                     if not any(backs(_neighbour_code(cells, index, step), line) for step in (-1, 1))]
         if unbacked:
             words = tuple(dict.fromkeys(word for word, _ in unbacked))
-            flags.append(Flag(name, index, words, unbacked[0][1], "no code cell beside it renders or asserts it"))
+            why = "no code cell beside it renders or asserts it"
+            flags.append(Flag(name, index, words, unbacked[0][1], why))
     return flags
 
 

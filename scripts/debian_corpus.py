@@ -12,6 +12,8 @@ import subprocess
 import tarfile
 from pathlib import Path
 
+from course_lib.infra.files import atomic_open, atomic_write
+
 
 def page_list(pages_file: Path) -> list[str]:
     """The page paths named in a pages.txt (comments and blank lines ignored)."""
@@ -27,7 +29,7 @@ def download_deb(folder: Path, package: str, version: str) -> Path:
 
 def write_archive(files: dict[str, bytes], archive: Path) -> None:
     """A reproducible tar.xz: sorted names, fixed mtime, mode and owner; same input, same bytes."""
-    with tarfile.open(archive, "w:xz", preset=9) as tar:
+    with atomic_open(archive) as handle, tarfile.open(fileobj=handle, mode="w:xz", preset=9) as tar:
         for name in sorted(files):
             info = tarfile.TarInfo(name)
             info.size, info.mtime, info.mode = len(files[name]), 0, 0o644
@@ -39,4 +41,4 @@ def write_archive(files: dict[str, bytes], archive: Path) -> None:
 def write_manifest(files: dict[str, bytes], manifest: Path) -> None:
     """One `<sha256>  <path>` line per file, sorted, as course_lib.core.load reads it."""
     lines = [f"{hashlib.sha256(files[n]).hexdigest()}  {n}" for n in sorted(files)]
-    manifest.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    atomic_write(manifest, "\n".join(lines) + "\n")

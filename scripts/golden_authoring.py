@@ -23,7 +23,6 @@ import argparse
 import functools
 import hashlib
 import json
-import os
 import sys
 from pathlib import Path
 
@@ -38,6 +37,7 @@ from course_lib.evaluation.golden_checks import (
     section_nodes,
     visible_soup,
 )
+from course_lib.infra.files import atomic_write
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -81,9 +81,7 @@ def all_pages(corpus: Path) -> dict[str, str]:
     paths = [f.relative_to(corpus).as_posix() for f in files]
     texts = {path: normalize(page_soup(corpus, path).get_text()) for path in paths}
     cache.parent.mkdir(parents=True, exist_ok=True)
-    temporary = cache.with_suffix(f".{os.getpid()}.tmp")
-    temporary.write_text(json.dumps(texts), encoding="utf-8")
-    os.replace(temporary, cache)
+    atomic_write(cache, json.dumps(texts))
     return texts
 
 

@@ -35,6 +35,7 @@ from course_lib.evaluation.golden import evidence_problem, load_golden, normaliz
 from course_lib.evaluation.golden_checks import in_gold_block, quote_problem, visible_soup
 from course_lib.evaluation.judging import is_relevant
 from course_lib.extras.peers import PEERS
+from course_lib.infra.files import atomic_write
 from course_lib.infra.paths import DATA_DIR
 
 DEPTH = 10  # each system's top 10, as the pooling protocol says
@@ -81,7 +82,7 @@ def build(name: str, batches: Path, per_batch: int) -> None:
     for number, start in enumerate(range(0, len(reading), per_batch)):
         group_lines = reading[start:start + per_batch]
         lines = [json.dumps(r, ensure_ascii=False) + "\n" for group in group_lines for r in group]
-        (batches / f"batch_{number:03d}.jsonl").write_text("".join(lines), encoding="utf-8")
+        atomic_write(batches / f"batch_{number:03d}.jsonl", "".join(lines))
     record = {"set": name, "depth": DEPTH, "systems": systems(), "seed": SEED,
               "questions": {q.id: {key: {"systems": item["systems"], "gold": item["gold"]}
                                    for key, item in pooled[q.id].items()} for q in questions}}
@@ -143,7 +144,7 @@ def apply(name: str, verdict_dir: Path, batches: Path) -> int:
         record.pop("also", None)
         found = list(places.get(record["id"], {}).values())
         lines.append(json.dumps({**record, **({"also": found} if found else {})}, ensure_ascii=False))
-    golden_path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    atomic_write(golden_path, "\n".join(lines) + "\n")  # the golden file itself: never half written
     with gzip.open(POOL_DIR / f"{name}.pooled.json.gz", "rt", encoding="utf-8") as source:
         pooled = json.load(source)
     yes = Counter(v["question_id"] for v in verdicts if v.get("answers"))
@@ -155,7 +156,7 @@ def apply(name: str, verdict_dir: Path, batches: Path) -> int:
                "read": len(read), "read_as_answering": sum(yes.values()),
                "also_places": sum(len(p) for p in places.values()),
                "questions_with_also": len(places)}
-    (POOL_DIR / f"{name}.json").write_text(json.dumps(summary, indent=1) + "\n", encoding="utf-8")
+    atomic_write(POOL_DIR / f"{name}.json", json.dumps(summary, indent=1) + "\n")
     print(json.dumps(summary, indent=1))
     return 0
 

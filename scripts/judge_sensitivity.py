@@ -21,6 +21,7 @@ from course_lib.core.pipeline import build_pipeline
 from course_lib.evaluation.budget import recall_within_budget
 from course_lib.evaluation.golden import load_golden
 from course_lib.evaluation.metrics import RunResult, evaluate_retriever, sensitivity
+from course_lib.infra.files import atomic_write
 from course_lib.infra.paths import GOLDEN_FILE, cache_dir
 
 LESSON_PIPELINES = ("naive", "clean", "structured", "context", "limited", "bm25", "hybrid",
@@ -64,7 +65,7 @@ def main(argv: list[str] | None = None) -> int:
             rows.append({**row, "split": split, "recall@budget": recall_within_budget(part)})
         print(f"{name}: {time.perf_counter() - start:.0f} s", file=sys.stderr, flush=True)
         # Written after every pipeline: an interrupted run keeps what it measured.
-        out.write_text(json.dumps({"rows": rows, "markdown": markdown(rows)}, indent=2))
+        atomic_write(out, json.dumps({"rows": rows, "markdown": markdown(rows)}, indent=2))
     print(markdown(rows))
     return 0
 

@@ -12,6 +12,7 @@ import re
 import sys
 from pathlib import Path
 
+from course_lib.infra.files import atomic_write
 from course_lib.infra.lesson_records import load_records
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -80,11 +81,11 @@ def update_teaching(text: str, records: dict[str, dict], lessons: list[str]) -> 
 
 def main() -> int:
     records = load_records()
-    README.write_text(update(README.read_text(), records))
+    atomic_write(README, update(README.read_text(), records))
     print(f"updated {README}")
     if TEACHING.exists():
         lessons = sorted(p.stem for p in (ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
-        TEACHING.write_text(update_teaching(TEACHING.read_text(), records, lessons))
+        atomic_write(TEACHING, update_teaching(TEACHING.read_text(), records, lessons))
         print(f"updated {TEACHING}")
     return 0
 

@@ -1,13 +1,24 @@
 """The bad-input contract: every case runs `python -m course_lib ...` in a subprocess and must end
 with the expected exit code, one `error:` line matching a pattern (or a counted skip), and no
-traceback. Exit codes: 2 usage, 3 corpus, 4 golden file, 6 model, 7 output file."""
+traceback. Exit codes: 2 usage, 3 corpus, 4 golden file, 6 model, 7 output file.
+
+Issue 20's cases are here too: a shared cache never runs code and never ranks with a damaged
+vector, `--out` survives a killed writer, no password and no terminal control sequence is ever
+printed, decoding decides by evidence, and no page is left out without a word."""
 import json
 import os
+import re
 import shutil
+import signal
+import sqlite3
 import subprocess
 import sys
+import textwrap
+import time
 from pathlib import Path
 
+import diskcache
+import numpy as np
 import pytest
 
 FIXTURES = Path(__file__).parent / "fixtures" / "eval"
@@ -20,6 +31,12 @@ def run(*args, cwd=None, env_extra=None):
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false", **(env_extra or {})}
     return subprocess.run([sys.executable, "-m", "course_lib", *map(str, args)], capture_output=True, check=False,
                           text=True, errors="replace", cwd=cwd, env=env, timeout=600)
+
+
+def warnings_of(result) -> list[str]:
+    """The cache's warning lines in a run's stderr (a progress bar may share a line with one)."""
+    pieces = re.split(r"[\r\n]+", result.stderr)
+    return [piece[piece.index("course_lib cache "):] for piece in pieces if "course_lib cache " in piece]
 
 
 def fails(result, code: int, pattern: str) -> str:
@@ -79,6 +96,61 @@ def test_out_into_a_missing_folder_fails_before_the_run(tmp_path, site):
     assert "skipped" not in result.stdout and result.stdout == ""  # nothing was loaded or built
 
 
+def test_out_refuses_a_hard_link_to_the_golden_file(tmp_path, site):
+    path = golden(tmp_path, GOOD_Q)
+    os.link(path, tmp_path / "link.json")
+    fails(run("evaluate", "--corpus", site, "--golden", path, "--out", tmp_path / "link.json", "--force"),
+          7, r"link\.json: --out is one of the inputs — write the result to another file")
+    assert json.loads(path.read_text())["id"] == "q1"
+
+
+def test_an_existing_read_only_out_is_refused_before_the_run(tmp_path, site):
+    out = tmp_path / "locked.json"
+    out.write_text("keep")
+    out.chmod(0o444)
+    result = run("evaluate", "--corpus", site, "--golden", FIXTURES / "golden.jsonl", "--out", out, "--force")
+    fails(result, 7, r"locked\.json: the file is read-only — make it writable \(chmod u\+w\)")
+    assert result.stdout == "" and out.read_text() == "keep"  # refused before anything was loaded
+
+
+# Runs the command line with the final fsync of an atomic write stalled: the new file is written
+# but not yet renamed, which is where a SIGKILL (or a power cut) would find a plain write half done.
+STALLED_WRITE = textwrap.dedent("""
+    import os, sys, time
+    from pathlib import Path
+    from course_lib.infra import cli
+
+    started = Path(sys.argv[1])
+
+    def stall(fd):
+        started.touch()
+        time.sleep(600)
+
+    os.fsync = stall
+    sys.exit(cli.main(sys.argv[2:]))
+""")
+
+
+def test_a_golden_draft_killed_while_writing_leaves_the_old_file_intact(tmp_path, site):
+    out, started = tmp_path / "drafts.jsonl", tmp_path / "started"
+    out.write_text("my own questions\n")
+    writer = subprocess.Popen([sys.executable, "-c", STALLED_WRITE, str(started), "golden-draft", "--corpus",
+                               str(site), "--out", str(out), "--n", "3", "--force"],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 300
+        while not started.exists():
+            assert writer.poll() is None and time.monotonic() < deadline, "the writer never reached the write"
+            time.sleep(0.05)
+        writer.send_signal(signal.SIGKILL)
+        writer.wait(timeout=60)
+    finally:
+        writer.kill()
+    assert out.read_text() == "my own questions\n"
+    partial = [p.name for p in tmp_path.iterdir() if p.name.endswith(".partial")]
+    assert len(partial) == 1 and partial[0].startswith(".drafts.jsonl.")
+
+
 # --- the corpus ------------------------------------------------------------------------------
 
 def test_a_nonexistent_corpus(tmp_path):
@@ -92,7 +164,7 @@ def test_a_corpus_path_that_is_a_file(site):
 def test_an_empty_folder(tmp_path):
     (tmp_path / "empty").mkdir()
     fails(run("evaluate", "--corpus", tmp_path / "empty", "--golden", FIXTURES / "golden.jsonl"),
-          3, r"no \*\*/\*\.html file in this folder")
+          3, r"no HTML file \(\.html, \.htm, \.xhtml, \.xht\) in this folder")
 
 
 def test_a_folder_with_only_empty_and_binary_pages(tmp_path):
@@ -100,7 +172,8 @@ def test_a_folder_with_only_empty_and_binary_pages(tmp_path):
     folder.mkdir()
     (folder / "empty.html").write_text("")
     (folder / "noise.html").write_bytes(bytes(range(1, 256)) * 20)
-    fails(run("ask", "What is x?", "--corpus", folder), 3, r"no usable page")
+    fails(run("ask", "What is x?", "--corpus", folder), 3,
+          r"no usable page in this folder: 2 skipped: 1 empty file \(empty\.html\); 1 binary file \(noise\.html\)")
 
 
 def test_a_folder_of_stubs_is_an_error_after_the_reasons(tmp_path):
@@ -108,8 +181,9 @@ def test_a_folder_of_stubs_is_an_error_after_the_reasons(tmp_path):
     folder.mkdir()
     for name in ("a", "b"):
         (folder / f"{name}.html").write_text(f"<html><body><h1>{name}</h1><p>tiny</p></body></html>")
+    (folder / "empty.htm").write_text("")
     result = run("ask", "What is x?", "--corpus", folder, "--pipeline", "bm25")
-    fails(result, 3, r"no usable page: all 2 were skipped")
+    fails(result, 3, r"no usable page: all 3 were skipped: 1 empty file \(empty\.htm\); 2 stub \(a\.html, \.\.\.\)")
     assert "skipped a.html: stub" in result.stdout
 
 
@@ -134,14 +208,46 @@ def test_a_file_name_that_is_not_utf8_does_not_crash(site):
     assert ".html: empty file" in result.stdout
 
 
-def test_a_page_with_one_stray_byte_keeps_its_utf8(site):
-    (site / "cafe.html").write_bytes("<html><body><h1>Menu</h1><section id=\"c\"><p>Our Café serves coffee "
-                                     "all day long, \xff every day.</p></section></body></html>"
-                                     .encode("utf-8", "surrogateescape").replace(b"\xc3\xbf", b"\xff"))
-    path = golden(site.parent, {"id": "c", "question": "What does the cafe serve?", "doc": "cafe.html",
-                                "section": "c", "evidence": "Our Café serves coffee", "kind": "exact"})
-    result = run("validate-golden", path, "--corpus", site)
-    assert result.returncode == 0, result.stdout + result.stderr
+def _cafe_golden(site, doc="cafe.html", evidence="Our Café serves coffee all day long"):
+    return golden(site.parent, {"id": "c", "question": "What does the cafe serve?", "doc": doc, "section": "c",
+                                "evidence": evidence, "kind": "exact"}, name=f"{Path(doc).stem}.jsonl")
+
+
+CAFE_PAGE = ('<html><head><meta charset="utf-8"></head><body><h1>Menu</h1><section id="c"><p>Our Café '
+             'serves coffee all day long, every day of the week, and tea in the afternoon.</p></section>'
+             '</body></html>')
+
+
+def test_a_mostly_utf8_page_with_a_few_bad_bytes_stays_utf8_and_is_reported(site):
+    # One accented letter and three stray bytes: more bad bytes than evidence, but declared UTF-8.
+    (site / "cafe.html").write_bytes(CAFE_PAGE.encode().replace(b"the week", b"the \xff\xfe\xfd week"))
+    result = run("validate-golden", _cafe_golden(site), "--corpus", site)
+    assert result.returncode == 0 and "Traceback" not in result.stderr, result.stdout + result.stderr
+    assert "repaired cafe.html: 3 undecodable bytes (UTF-8) replaced" in result.stdout.splitlines()
+
+
+def test_a_page_is_never_skipped_for_a_charset_that_does_not_fit_it(site):
+    (site / "bom.html").write_bytes(b"\xef\xbb\xbf" + CAFE_PAGE.encode().replace(b"the week", b"the \xff week"))
+    utf16 = CAFE_PAGE.replace('charset="utf-8"', 'charset="utf-16"').replace("Café", "Cafe")
+    (site / "utf16.html").write_bytes(utf16.encode("ascii") + b" " * (len(utf16) % 2))  # decodes as UTF-16 too
+    result = run("validate-golden", _cafe_golden(site, "bom.html"), "--corpus", site)
+    assert result.returncode == 0, result.stdout
+    assert "skipped" not in result.stdout and "repaired bom.html: 1 undecodable byte (UTF-8) replaced" in result.stdout
+    result = run("validate-golden", _cafe_golden(site, "utf16.html", "Our Cafe serves coffee all day long"),
+                 "--corpus", site)
+    assert result.returncode == 0 and "utf16.html" not in result.stdout, result.stdout
+
+
+def test_pages_with_other_extensions_are_read_or_named_in_one_line(site):
+    for name in ("cafe.htm", "CAFE.HTML", "cafe.xhtml", "cafe.php"):
+        (site / name).write_text(CAFE_PAGE, encoding="utf-8")
+    for name in ("cafe.htm", "CAFE.HTML", "cafe.xhtml"):
+        result = run("validate-golden", _cafe_golden(site, name), "--corpus", site)
+        assert result.returncode == 0, result.stdout
+        assert result.stdout.splitlines()[0] == ("1 file with other extensions ignored: cafe.php; "
+                                                 "pass --include '*.php' to read them")
+    result = run("validate-golden", _cafe_golden(site, "cafe.php"), "--corpus", site, "--include", "*.php")
+    assert result.returncode == 0 and "ignored" not in result.stdout, result.stdout
 
 
 # --- the golden file -------------------------------------------------------------------------
@@ -207,14 +313,18 @@ def test_normalised_doc_paths_score_as_hits(tmp_path, site):
     assert json.loads((tmp_path / "r.json").read_text())["recall@20"] == 1.0
 
 
-def test_evidence_of_raw_markup_inside_pre_is_accepted(tmp_path, site):
+def test_evidence_inside_raw_markup_in_pre_is_its_visible_text(tmp_path, site):
+    # The judge reads what a browser shows: inside <pre>, unescaped markup is parsed as tags.
     (site / "raw.html").write_text(
         "<html><body><h1>Raw</h1><section id=\"raw\"><h2>Embedding</h2><p>" + "Paste this snippet. " * 12
         + "</p><pre><div class=\"box\">Hello raw markup here</div></pre></section></body></html>")
-    path = golden(tmp_path, {"id": "r", "question": "What box markup?", "doc": "raw.html", "section": "raw",
-                             "evidence": '<div class="box">Hello raw markup here</div>', "kind": "code"})
-    result = run("validate-golden", path, "--corpus", site)
+    record = {"id": "r", "question": "What box markup?", "doc": "raw.html", "section": "raw",
+              "evidence": "Hello raw markup here", "kind": "code"}
+    result = run("validate-golden", golden(tmp_path, record), "--corpus", site)
     assert result.returncode == 0, result.stdout
+    markup = golden(tmp_path, {**record, "evidence": '<div class="box">Hello raw markup here</div>'})
+    result = run("validate-golden", markup, "--corpus", site)
+    assert result.returncode == 1 and "evidence not found in section 'raw' of raw.html" in result.stdout
 
 
 def test_a_huge_evidence_string(tmp_path, site):
@@ -285,3 +395,130 @@ def test_a_model_that_cannot_load_offline_is_one_line(site):
 def test_debug_shows_the_traceback(tmp_path):
     result = run("ask", "What is x?", "--corpus", tmp_path / "missing", "--debug")
     assert result.returncode == 3 and "Traceback" in result.stderr
+
+
+# --- nothing printed that should not be: passwords, terminal control sequences -----------------
+
+URL = "postgresql://alice:S3cretPass@db.example:5432/course"
+
+
+def test_a_database_url_is_never_echoed_with_its_password(tmp_path, site):
+    fails(run("ask", "What is x?", "--corpus", site, "--pipeline", URL), 2,
+          r"unknown pipeline 'postgresql://alice:\*\*\*@db\.example:5432/course' — use one of")
+    fails(run("ask", "What is x?", "--corpus", URL), 3, r"^error: postgresql:/alice:\*\*\*@db\.example:5432/course: no such folder")
+    debug = run("ask", "What is x?", "--corpus", site, "--pipeline", URL, "--debug")
+    assert debug.returncode == 2 and "Traceback" in debug.stderr
+    assert "S3cretPass" not in debug.stdout + debug.stderr and "alice:***@db.example" in debug.stderr
+
+
+def test_a_database_url_in_a_notebook_or_an_error_shows_no_password(tmp_path):
+    cell = textwrap.dedent("""
+        from course_lib.extras.postgres_server import connect, embedded_server
+        with embedded_server() as url:
+            print(repr(url))  # what a notebook cell ending in `url` displays
+            connect(url)
+    """)
+    result = subprocess.run([sys.executable, "-c", cell], capture_output=True, text=True, timeout=120,
+                            env={**os.environ, "DATABASE_URL": "postgresql://alice:S3cretPass@127.0.0.1:9/course"})
+    assert result.returncode == 1 and "StoreError: no PostgreSQL server reachable at" in result.stderr
+    assert "S3cretPass" not in result.stdout + result.stderr
+    assert result.stdout == "'postgresql://alice:***@127.0.0.1:9/course'\n"
+
+
+RAW_CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def test_terminal_control_sequences_from_a_page_are_never_printed_raw(tmp_path, site):
+    evil = "<html><head><title>T</title></head><body><h1>Evil \x1b]0;owned\x07 page</h1>" + \
+           "<section id='s'><h2>Colours \u009b31m</h2><p>" + "Ordinary documentation text. " * 60 + \
+           "Day of the month \x1b[2J with escapes &#27;[31m and bells \x07 inside. " * 8 + "</p></section></body></html>"
+    (site / "evil\x1b[31m.html").write_text(evil, encoding="utf-8")
+    for command in (("ask", "day of the month escapes", "--pipeline", "bm25", "--prompt", "--k", "3"),
+                    ("compare", "day of the month escapes", "--against", "bm25", "--k", "3")):
+        result = run(*command, "--corpus", site)
+        assert result.returncode == 0 and "Traceback" not in result.stderr, result.stderr
+        assert not RAW_CONTROLS.search(result.stdout + result.stderr), repr(result.stdout)
+        assert "evil\\x1b[31m.html" in result.stdout  # the file name, shown escaped
+    assert "repaired evil\\x1b[31m.html: 19 control characters removed" in result.stdout.splitlines()
+    ask = run("ask", "escapes", "--corpus", site, "--pipeline", "bm25", "--prompt", "--k", "1")
+    assert "Day of the month [2J with escapes [31m and bells inside." in ask.stdout  # chunk text: removed
+    fails(run("ask", "x y", "--corpus", tmp_path / "missing\x1b[2J\x07"), 3, r"missing\\x1b\[2J\\x07: no such folder")
+    fails(run("ask", "x y", "--corpus", site, "--pipeline", "bm25", "--doc", "a\u009bb.html"), 2,
+          r"--doc 'a\\x9bb\.html' matches no page")
+
+
+# --- a shared cache: never runs code, never ranks with a damaged vector (these load the model) --
+
+class _Planted:
+    """Unpickling this creates `marker`: what a pickle planted in a shared cache could do."""
+
+    def __init__(self, marker):
+        self.marker = str(marker)
+
+    def __reduce__(self):
+        return (open, (self.marker, "w"))
+
+
+def _stores(cache: Path) -> dict[str, Path]:
+    """The embedding and token-vector store folders under a cache root, by kind."""
+    return {folder.parent.parent.name: folder.parent for folder in cache.rglob("cache.db")}
+
+
+def _rewrite_values(folder: Path, new_value) -> int:
+    """Replace every stored value (in its row or its file) by new_value(old bytes); return how many."""
+    with sqlite3.connect(folder / "cache.db") as db:
+        rows = db.execute("SELECT rowid, filename, value FROM Cache").fetchall()
+        for rowid, filename, value in rows:
+            if filename:
+                (folder / filename).write_bytes(new_value((folder / filename).read_bytes()))
+            else:
+                db.execute("UPDATE Cache SET value = ? WHERE rowid = ?", (new_value(bytes(value)), rowid))
+    return len(rows)
+
+
+@pytest.mark.model
+def test_a_pickle_planted_in_the_shared_cache_never_runs(tmp_path, site, private_cache):
+    question = ("ask", "Which directive gives the day of the month?", "--corpus", site, "--k", "3")
+    clean = run(*question)  # the final pipeline: embeddings and re-ranker token vectors, both cached
+    assert clean.returncode == 0, clean.stderr
+    stores, marker = _stores(private_cache), tmp_path / "owned"
+    assert sorted(stores) == ["embeddings", "token_vectors"]
+    for folder in stores.values():
+        planter = diskcache.Cache(str(folder))  # another user's plain diskcache pickles what it is given
+        for key in list(planter.iterkeys()):
+            planter.set(key, _Planted(marker))
+        planter.close()
+    again = run(*question)
+    assert again.returncode == 0 and "Traceback" not in again.stderr, again.stderr
+    assert not marker.exists()
+    assert again.stdout == clean.stdout  # every planted row was a miss, computed again
+    assert sorted(warnings_of(again)) == sorted(
+        f"course_lib cache {folder} holds values that are not raw vectors (pickled?): ignored, computed again"
+        for folder in stores.values())
+
+
+@pytest.mark.model
+def test_damaged_cached_vectors_are_computed_again_not_ranked(tmp_path, site, private_cache):
+    evaluate = ("evaluate", "--corpus", site, "--golden", FIXTURES / "golden.jsonl", "--pipeline", "reranked",
+                "--split", "all")
+    clean = run(*evaluate, "--out", tmp_path / "clean.json")
+    assert clean.returncode == 0, clean.stderr
+    stores = _stores(private_cache)
+
+    def nan_or_wider(old: bytes) -> bytes:  # embeddings: every other row NaN, the others twice as wide
+        nan_or_wider.n += 1
+        return np.full(len(old) // 4, np.nan, np.float32).tobytes() if nan_or_wider.n % 2 else old * 2
+
+    nan_or_wider.n = 0
+    assert _rewrite_values(stores["embeddings"], nan_or_wider) >= 2
+    assert _rewrite_values(stores["token_vectors"], lambda old: np.full(len(old) // 2, np.inf, np.float16).tobytes())
+    again = run(*evaluate, "--out", tmp_path / "again.json")
+    assert again.returncode == 0 and "Traceback" not in again.stderr, again.stderr
+    before, after = (json.loads((tmp_path / f"{name}.json").read_text()) for name in ("clean", "again"))
+    assert [after[k] for k in ("recall@5", "recall@20", "mrr")] == [before[k] for k in ("recall@5", "recall@20", "mrr")]
+    embeddings, tokens = stores["embeddings"], stores["token_vectors"]
+    assert sorted(warnings_of(again)) == sorted([
+        f"course_lib cache {embeddings} holds vectors that are not finite (NaN or infinity): ignored, computed again",
+        f"course_lib cache {embeddings} holds vectors of the wrong dimension (expected 384 float32 values per row): "
+        "ignored, computed again",
+        f"course_lib cache {tokens} holds vectors that are not finite (NaN or infinity): ignored, computed again"])

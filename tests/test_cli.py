@@ -68,3 +68,95 @@ def test_ctrl_c_is_one_line_and_exit_130_and_debug_keeps_the_traceback(monkeypat
     assert capsys.readouterr().err == "error: interrupted — nothing was written\n"
     with pytest.raises(KeyboardInterrupt):
         main(["validate-golden", golden, "--corpus", corpus, "--debug"])
+
+
+def test_a_long_stage_says_what_it_is_doing(tmp_path, monkeypatch, capsys):
+    import time
+
+    from course_lib.core import pipeline
+    from course_lib.infra import terminal
+    from course_lib.infra.errors import UsageError
+
+    def slow(*args, **kwargs):
+        time.sleep(0.5)  # as chunking and embedding a 25 MB page would, for minutes
+        raise UsageError("stop here")
+
+    monkeypatch.setattr(terminal, "PROGRESS_AFTER_S", 0.1)
+    monkeypatch.setattr(terminal, "PROGRESS_EVERY_S", 0.15)
+    monkeypatch.setattr(pipeline, "build_pipeline", slow)
+    assert main(["ask", "day of the month", "--corpus", str(_own_site(tmp_path)), "--pipeline", "bm25"]) == 2
+    time.sleep(0.3)  # a beat after the stage ended would show up now
+    err = capsys.readouterr().err.splitlines()
+    beats = [line for line in err if line.startswith("... building the 'bm25' index over 2 pages: ")]
+    assert 2 <= len(beats) <= 4 and beats[0] == "... building the 'bm25' index over 2 pages: 0 s"
+    assert err[-1] == "error: stop here"  # the last line: no beat once the stage is over
+
+
+def test_a_quick_stage_prints_nothing(capsys):
+    from course_lib.infra.terminal import progress
+
+    with progress("quick", after_s=5):
+        pass
+    assert capsys.readouterr().err == ""
+
+
+def test_debug_keeps_the_cause_of_an_output_error(tmp_path, monkeypatch, capsys):
+    from course_lib.infra import files
+
+    def full(fd):
+        raise OSError(28, "No space left on device")
+
+    out = tmp_path / "result.json"
+    out.write_text("old")
+    monkeypatch.setattr(files.os, "fsync", full)
+    argv = ["evaluate", "--corpus", str(FIXTURES / "corpus"), "--golden", str(FIXTURES / "golden.jsonl"),
+            "--pipeline", "bm25", "--split", "all", "--out", str(out), "--force"]
+    assert main(argv) == 7
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and err.endswith(
+        f"error: {out}: cannot write (No space left on device); the old file, if any, is unchanged — "
+        "the metrics are above\n")
+    assert main([*argv, "--debug"]) == 7
+    err = capsys.readouterr().err
+    assert "OSError: [Errno 28] No space left on device" in err
+    assert "The above exception was the direct cause of the following exception" in err
+    assert out.read_text() == "old"
+
+
+def test_debug_shows_the_traceback_behind_a_failed_check(monkeypatch, capsys):
+    from course_lib.infra import check
+
+    def broken():
+        raise RuntimeError("the cache folder is gone")
+
+    monkeypatch.setattr(check, "CHECKS", {"cache": broken})
+    assert main(["check"]) == 1
+    out, err = capsys.readouterr()
+    assert out == "FAIL  cache                  RuntimeError: the cache folder is gone\n" and err == ""
+    assert main(["check", "--debug"]) == 1
+    err = capsys.readouterr().err
+    assert "Traceback" in err and 'raise RuntimeError("the cache folder is gone")' in err
+
+
+def test_debug_shows_why_the_parser_skipped_a_page(tmp_path, monkeypatch, capsys):
+    from course_lib.core import parse
+
+    real = parse.parse_blocks
+
+    def breaks_on_odd(html, **kwargs):
+        if "odd page" in html:
+            raise RecursionError("a parser bug")
+        return real(html, **kwargs)
+
+    monkeypatch.setattr(parse, "parse_blocks", breaks_on_odd)
+    site = _own_site(tmp_path)
+    (site / "odd.html").write_text(f"<html><body><h1>An odd page</h1><p>{'Words. ' * 60}</p></body></html>")
+    argv = ["ask", "day of the month", "--corpus", str(site), "--pipeline", "bm25", "--k", "1"]
+    assert main(argv) == 0
+    captured = capsys.readouterr()
+    assert "skipped odd.html: parser failed: RecursionError: a parser bug" in captured.out
+    assert "Traceback" not in captured.err
+    (site / "odd.html").write_text((site / "odd.html").read_text() + " ")  # not the page parsed above
+    assert main([*argv, "--debug"]) == 0
+    err = capsys.readouterr().err
+    assert "skipped odd.html: the parser failed\nTraceback" in err and "RecursionError: a parser bug" in err

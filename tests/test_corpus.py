@@ -65,6 +65,21 @@ def test_extraction_cannot_write_outside_its_target(tmp_path, name):
     assert not (tmp_path / "escape.html").exists()
 
 
+def test_extraction_refuses_links_and_a_damaged_archive_is_one_error(tmp_path):
+    archive = tmp_path / "link.tar.xz"
+    with tarfile.open(archive, "w:xz") as tar:
+        info = tarfile.TarInfo("page.html")
+        info.type, info.linkname = tarfile.SYMTYPE, "/etc/passwd"
+        tar.addfile(info)
+    with pytest.raises(corpus.CorpusError, match="unsafe archive member: 'page.html' is not a regular file"):
+        corpus.extract(archive, tmp_path / "target")
+    assert not (tmp_path / "target" / "page.html").is_symlink()
+    damaged = tmp_path / "damaged.tar.xz"
+    damaged.write_bytes(corpus.ARCHIVE.read_bytes()[:5000])
+    with pytest.raises(corpus.CorpusError, match="the archive is damaged"):
+        corpus.extract(damaged, tmp_path / "target2")
+
+
 def test_missing_archive_gives_a_clear_error(tmp_path):
     with pytest.raises(corpus.CorpusError, match="missing"):
         corpus.extract(tmp_path / "nope.tar.xz", tmp_path / "target")
@@ -84,6 +99,27 @@ def test_load_pages_reads_any_folder_of_html(tmp_path):
     (tmp_path / "notes.txt").write_text("not html")
     pages = corpus.load_pages(tmp_path)
     assert [(p.path, p.html) for p in pages] == [("a.html", "<p>a</p>"), ("sub/b.html", "<p>b</p>")]
+
+
+def test_other_html_extensions_are_read_and_server_pages_are_named(tmp_path):
+    for name in ("a.htm", "b.HTML", "c.xhtml", "d.html", "e.php", "sub/f.shtml", "notes.txt", "style.css"):
+        (tmp_path / name).parent.mkdir(exist_ok=True)
+        (tmp_path / name).write_text(f"<p>{name}</p>")
+    loaded = corpus.load_corpus(tmp_path)
+    assert [p.path for p in loaded.pages] == ["a.htm", "b.HTML", "c.xhtml", "d.html"]
+    assert loaded.ignored == ["e.php", "sub/f.shtml"]
+    assert loaded.notes() == ["2 files with other extensions ignored: e.php, sub/f.shtml; "
+                              "pass --include '*.php' --include '*.shtml' to read them"]
+    included = corpus.load_corpus(tmp_path, include=["*.PHP", "*.shtml"])
+    assert [p.path for p in included.pages] == ["a.htm", "b.HTML", "c.xhtml", "d.html", "e.php", "sub/f.shtml"]
+    assert included.ignored == [] and included.notes() == []
+
+
+def test_a_folder_of_server_pages_only_says_how_to_read_them(tmp_path):
+    (tmp_path / "index.php").write_text("<p>hi</p>")
+    with pytest.raises(corpus.CorpusError) as info:
+        corpus.load_pages(tmp_path)
+    assert info.value.hint == "1 file with other extensions ignored: index.php; pass --include '*.php' to read them"
 
 
 def test_load_pages_rejects_a_missing_folder(tmp_path):
@@ -126,12 +162,16 @@ def test_a_legacy_encoded_page_is_not_mistaken_for_binary():
     assert corpus.sniff_binary(b"<p>\x01\x02\x03\x04\x05\x06</p>") is not None
 
 
-def test_a_folder_with_no_usable_page_is_one_error(tmp_path):
+def test_a_folder_with_no_usable_page_is_one_error_naming_every_reason(tmp_path):
     (tmp_path / "empty.html").write_text("")
-    with pytest.raises(corpus.CorpusError, match=r"no usable page .*empty\.html: empty file"):
+    (tmp_path / "blank.htm").write_text("  ")
+    (tmp_path / "noise.html").write_bytes(bytes(range(1, 256)) * 20)
+    with pytest.raises(corpus.CorpusError) as info:
         corpus.load_pages(tmp_path)
+    assert info.value.what == ("no usable page in this folder: 3 skipped: 2 empty file (blank.htm, ...); "
+                               "1 binary file (noise.html)")
     (tmp_path / "sub").mkdir()
-    with pytest.raises(corpus.CorpusError, match=r"no \*\*/\*\.html file"):
+    with pytest.raises(corpus.CorpusError, match=r"no HTML file \(\.html, \.htm, \.xhtml, \.xht\) in this folder"):
         corpus.load_pages(tmp_path / "sub")
     with pytest.raises(corpus.CorpusError, match="not a folder"):
         corpus.load_pages(tmp_path / "empty.html")
@@ -150,6 +190,61 @@ def test_one_stray_byte_in_a_utf8_page_costs_one_character(tmp_path):
     (tmp_path / "legacy.html").write_bytes("<p>Café crème</p>".encode("cp1252"))
     pages = {p.path: p.html for p in corpus.load_pages(tmp_path)}
     assert pages == {"cafe.html": "<p>Café crème</p><p>\ufffd</p>", "legacy.html": "<p>Café crème</p>"}
+
+
+# --- decoding by evidence: nothing skipped with a false reason, every repair counted -------------
+
+def _one_page(tmp_path, raw: bytes):
+    (tmp_path / "page.html").write_bytes(raw)
+    loaded = corpus.load_corpus(tmp_path)
+    assert loaded.skipped == []
+    return loaded.pages[0].html, dict(loaded.repaired).get("page.html", "")
+
+
+def test_a_utf8_page_with_a_few_bad_bytes_stays_utf8_and_says_so(tmp_path):
+    html, repaired = _one_page(tmp_path, "<p>Café crème brûlée</p>".encode() + b"<p>\xff\xfe x \xfd</p>")
+    assert html == "<p>Café crème brûlée</p><p>\ufffd\ufffd x \ufffd</p>"
+    assert repaired == "3 undecodable bytes (UTF-8) replaced"
+
+
+def test_declared_utf8_keeps_a_page_with_more_bad_bytes_than_accents(tmp_path):
+    raw = b'<meta charset="utf-8"><p>' + "Café".encode() + b" \x80\x81\x82\x83\x84\x85 ok</p>"
+    assert corpus.sniff_encoding(raw)[0] == "utf-8-replace"
+    html, repaired = _one_page(tmp_path, raw)
+    assert "Café" in html and repaired == "6 undecodable bytes (UTF-8) replaced"
+
+
+def test_a_utf8_page_with_a_byte_order_mark_and_a_stray_byte_is_not_skipped(tmp_path):
+    html, repaired = _one_page(tmp_path, b"\xef\xbb\xbf<p>caf\xc3\xa9 \xff</p>")
+    assert html == "<p>café \ufffd</p>" and repaired == "1 undecodable byte (UTF-8) replaced"
+
+
+def test_a_utf16_declaration_on_an_ascii_page_is_ignored_as_browsers_do(tmp_path):
+    raw = b'<html><head><meta charset="utf-16"></head><body><p>Plain ASCII text here.</p></body></html>'
+    name, reason = corpus.sniff_encoding(raw)
+    assert name == "utf-8" and "declared charset utf-16 ignored" in reason
+    assert _one_page(tmp_path, raw) == (raw.decode(), "")
+
+
+def test_a_declared_legacy_charset_survives_one_bad_byte(tmp_path):
+    text = "<meta charset=\"shift_jis\"><p>日本語のテキストです</p>"
+    html, repaired = _one_page(tmp_path, text.encode("shift_jis") + b"\x81")
+    assert html == text + "\ufffd" and repaired == "1 undecodable byte (shift_jis) replaced"
+    utf8 = text.encode()  # the declaration does not fit these bytes: they are UTF-8
+    assert corpus.sniff_encoding(utf8)[0] == "utf-8"
+
+
+def test_a_legacy_page_with_a_stray_control_character_is_read_not_called_binary(tmp_path):
+    raw = ('<meta charset="windows-1251"><p>' + "Привет, мир, это страница. " * 40 + "</p>").encode("cp1251")
+    html, repaired = _one_page(tmp_path, raw + b"\x1b[2J")
+    assert html.startswith('<meta charset="windows-1251"><p>Привет, мир') and html.endswith("</p>[2J")
+    assert repaired == "1 control character removed"
+
+
+def test_control_characters_are_removed_and_counted(tmp_path):
+    text = "<p>" + "A page of ordinary text. " * 20 + "a\x1b[31m red\x07 \u009b C1</p>"
+    html, repaired = _one_page(tmp_path, text.encode())
+    assert html.endswith(" a[31m red  C1</p>") and repaired == "3 control characters removed"
 
 
 def test_an_unreadable_page_is_skipped_not_fatal(tmp_path, monkeypatch):

@@ -171,6 +171,140 @@ def test_stray_files_in_the_cache_folder_are_never_read_as_vectors(private_cache
     assert len(reopened) == 1 and np.array_equal(reopened.get("k"), np.full(4, 2.0, np.float32))
 
 
+class _Planted:
+    """Unpickling this creates `marker`: what a pickle planted in a shared cache could do."""
+
+    def __init__(self, marker):
+        self.marker = str(marker)
+
+    def __reduce__(self):
+        return (open, (self.marker, "w"))
+
+
+@pytest.mark.parametrize("in_files", [False, True], ids=["value in the row", "value in a file"])
+def test_a_pickle_planted_in_a_shared_cache_is_a_miss_and_never_runs(tmp_path, caplog, monkeypatch, in_files):
+    monkeypatch.setattr(vectorstore, "_warned", set())
+    folder, marker, key_marker = tmp_path / "store", tmp_path / "pwned", tmp_path / "pwned-by-key"
+    store = vectorstore.VectorStore(folder)
+    store.put_many(["k", "other"], [np.ones((1, 4), np.float32), np.zeros((1, 4), np.float32)])
+    store.close()
+    # Another user, with plain diskcache (which pickles what is not bytes), overwrites a row.
+    planter = diskcache.Cache(str(folder), disk_min_file_size=0 if in_files else 2**20)
+    planter.set("k", _Planted(marker))
+    planter.set(_Planted(key_marker), b"x")  # a pickled key, too
+    planter.close()
+    with caplog.at_level(logging.WARNING, logger="course_lib.cache"):
+        reopened = vectorstore.VectorStore(folder)
+        assert reopened.get("k", width=4) is None
+        assert sorted(reopened.keys()) == ["k", "other"]
+        assert np.array_equal(reopened.get("other", width=4), np.zeros((1, 4), np.float32))
+    assert not marker.exists() and not key_marker.exists()
+    assert [r.getMessage() for r in caplog.records] == [
+        f"course_lib cache {folder} holds values that are not raw vectors (pickled?): ignored, computed again"]
+    reopened.put_many(["k"], [np.full((1, 4), 3.0, np.float32)])  # the next computation repairs it
+    assert np.array_equal(reopened.get("k", width=4), np.full((1, 4), 3.0, np.float32))
+
+
+def test_a_read_only_cache_never_unpickles_either(tmp_path, monkeypatch):
+    folder, marker = tmp_path / "store", tmp_path / "pwned"
+    planter = diskcache.Cache(str(folder))
+    planter.set("k", _Planted(marker))
+    planter.set("good", np.ones(4, np.float32).tobytes())
+    planter.close()
+
+    def read_only(*args, **kwargs):
+        raise sqlite3.OperationalError("attempt to write a readonly database")
+
+    monkeypatch.setattr(diskcache, "Cache", read_only)
+    store = vectorstore.VectorStore(folder)
+    assert store.readable and not store.writable
+    assert store.get("k") is None and not marker.exists()
+    assert np.array_equal(store.get("good"), np.ones((1, 4), np.float32))
+
+
+def test_the_cache_refuses_to_store_anything_but_bytes(tmp_path):
+    cache = diskcache.Cache(str(tmp_path / "c"), disk=vectorstore.RawBytesDisk)
+    with pytest.raises(TypeError, match="cache values are bytes, not dict"):
+        cache.set("k", {"a": 1})
+    with pytest.raises(TypeError, match="cache keys are str, not tuple"):
+        cache.set(("a", 1), b"x")
+    cache.set("k", b"\x00\x01")
+    assert cache.get("k") == b"\x00\x01"
+
+
+def test_a_value_file_outside_the_folder_is_neither_read_nor_deleted(tmp_path, monkeypatch):
+    monkeypatch.setattr(vectorstore, "_warned", set())
+    folder, victim = tmp_path / "store", tmp_path / "victim.txt"
+    victim.write_bytes(b"\x00" * 16)
+    store = vectorstore.VectorStore(folder)
+    store.put_many(["k"], [np.ones((1, 4), np.float32)])
+    store.close()
+    with sqlite3.connect(folder / "cache.db") as db:  # a row that names a file two levels up
+        db.execute("UPDATE Cache SET mode = 2, value = NULL, filename = '../victim.txt' WHERE key = 'k'")
+    reopened = vectorstore.VectorStore(folder)
+    assert reopened.get("k", width=4) is None
+    reopened.put_many(["k"], [np.ones((1, 4), np.float32)])  # replacing the row must not delete it
+    assert victim.read_bytes() == b"\x00" * 16
+
+
+@pytest.mark.parametrize("stored, expected", [
+    (np.ones((1, 8), np.float32), "holds vectors of the wrong dimension (expected 4 float32 values per row)"),
+    (np.ones(7, np.float32), "holds vectors of the wrong dimension (expected 4 float32 values per row)"),
+    (np.array([[1, np.nan, 0, 0]], np.float32), "holds vectors that are not finite (NaN or infinity)"),
+    (np.array([[1, 0, np.inf, 0]], np.float32), "holds vectors that are not finite (NaN or infinity)"),
+])
+def test_a_cached_vector_that_does_not_fit_is_a_miss_with_one_warning(tmp_path, caplog, monkeypatch,
+                                                                      stored, expected):
+    monkeypatch.setattr(vectorstore, "_warned", set())
+    writer = vectorstore.VectorStore(models.EmbeddingCache.folder_for("test-model", root=tmp_path),
+                                     dtype=stored.dtype)  # stores any size, as a damaged or planted row
+    writer.put_many(["a", "b"], [stored, stored])
+    cache = models.EmbeddingCache("test-model", width=4, root=tmp_path)
+    with caplog.at_level(logging.WARNING, logger="course_lib.cache"):
+        assert cache.get("a") is None and cache.get("b") is None
+    assert [r.getMessage() for r in caplog.records] == [
+        f"course_lib cache {cache.folder} {expected}: ignored, computed again"]
+
+
+def test_token_matrices_are_checked_by_width_and_value(tmp_path, monkeypatch):
+    monkeypatch.setattr(vectorstore, "_warned", set())
+    tokens = vectorstore.VectorStore(tmp_path / "tokens", dtype=np.float16)
+    good = np.ones((5, 4), np.float16)
+    bad = good.copy()
+    bad[3, 1] = np.nan
+    tokens.put_many(["good", "bad", "odd"], [good, bad, np.ones(6, np.float16)])
+    assert np.array_equal(tokens.get("good", width=4), good)
+    assert tokens.get("bad", width=4) is None and tokens.get("odd", width=4) is None
+
+
+@pytest.mark.model
+def test_a_cached_vector_that_is_not_unit_length_is_computed_again(private_cache, monkeypatch, caplog):
+    monkeypatch.setattr(vectorstore, "_warned", set())
+    reference = models.embed(["alpha"], progress=False)
+    _as_new_process(monkeypatch)
+    key = models.model_id() + "|normalize=True"
+    models.EmbeddingCache(key).store.put_many([models.text_key("alpha")], [np.ones((1, 384), np.float32)])
+    with caplog.at_level(logging.WARNING, logger="course_lib.cache"):
+        again = models.embed(["alpha"], progress=False)
+    assert np.allclose(again, reference, atol=1e-6)
+    assert "holds vectors that are not unit length: ignored, computed again" in caplog.text
+
+
+def test_a_cache_warning_carries_its_traceback_only_under_debug(tmp_path, caplog, monkeypatch):
+    try:
+        raise OSError(28, "No space left on device")
+    except OSError as err:
+        error = err
+    for level, expected in ((logging.WARNING, None), (logging.DEBUG, error)):
+        monkeypatch.setattr(vectorstore, "_warned", set())
+        caplog.clear()
+        with caplog.at_level(level, logger="course_lib"):
+            vectorstore.warn_once(tmp_path, "cannot be written", error)
+        assert caplog.records[0].getMessage() == (f"course_lib cache {tmp_path} cannot be written "
+                                                  "(OSError: [Errno 28] No space left on device)")
+        assert (caplog.records[0].exc_info or (None, None))[1] is expected
+
+
 def _tiny_model(folder):
     """A 1-layer, 32-wide BERT with MiniLM's tokenizer, saved as a sentence-transformers folder."""
     import torch

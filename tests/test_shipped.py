@@ -3,6 +3,7 @@ import numpy as np
 import pytest
 
 from course_lib.infra import shipped
+from course_lib.infra.files import file_sha256
 
 
 def _write(tmp_path, model_key="model-A", texts=("alpha", "beta")):
@@ -32,6 +33,28 @@ def test_a_file_that_does_not_match_its_checksum_is_not_used(tmp_path, caplog):
     assert "does not match" in caplog.text
 
 
+def test_rows_that_are_not_finite_are_left_out_with_one_warning(tmp_path, caplog):
+    from course_lib.infra.models import text_key
+
+    keys = [text_key(t) for t in ("ok", "nan", "inf")]
+    vectors = np.ones((3, 4), np.float32)
+    vectors[1, 2], vectors[2, 0] = np.nan, np.inf
+    path = tmp_path / "vectors.npz"
+    shipped.write_shipped(path, "model-D", keys, vectors)
+    found = shipped.shipped_vectors("model-D", path, width=4)
+    assert len(found) == 1 and found.get(keys[1]) is None and found.get(keys[2]) is None
+    np.testing.assert_array_equal(found.get(keys[0]), np.ones(4, np.float32))
+    assert [r.getMessage() for r in caplog.records] == [
+        f"course_lib: {path} has 2 vectors that are not finite (NaN or infinity): those texts are embedded again"]
+
+
+def test_vectors_of_another_width_are_not_used(tmp_path, caplog):
+    path, _, _ = _write(tmp_path, model_key="model-E")  # 4 wide
+    assert shipped.shipped_vectors("model-E", path, width=384) is None
+    assert "has vectors of width 4, not the model's 384: not used" in caplog.text
+    assert shipped.shipped_vectors("model-E", path, width=4) is not None
+
+
 def test_the_same_vectors_always_give_the_same_file(tmp_path):
     path, keys, vectors = _write(tmp_path)
     first = path.read_bytes()
@@ -49,7 +72,7 @@ def test_embed_reads_a_shipped_vector_before_computing(tmp_path, monkeypatch, pr
     shipped.write_shipped(path, model_key, keys, marker[None, :])
     shipped.shipped_vectors.cache_clear()
     monkeypatch.setattr(shipped, "SHIPPED_FILE", path)
-    monkeypatch.setattr(models, "shipped_vectors", lambda key: shipped.shipped_vectors(key, path))
+    monkeypatch.setattr(models, "shipped_vectors", lambda key, **kw: shipped.shipped_vectors(key, path, **kw))
     got = models.embed(["a shipped text", "a text nobody shipped"], progress=False)
     np.testing.assert_array_equal(got[0], marker)
     assert abs(float(got[1] @ got[1]) - 1) < 1e-4 and not np.allclose(got[1], got[0])
@@ -63,6 +86,6 @@ def test_the_shipped_file_matches_its_checksum_and_the_bundled_model():
 
     assert shipped.SHIPPED_FILE.is_file()
     recorded = shipped.checksum_file().read_text(encoding="utf-8").split()[0]
-    assert shipped.file_sha256(shipped.SHIPPED_FILE) == recorded
+    assert file_sha256(shipped.SHIPPED_FILE) == recorded
     found = shipped.shipped_vectors(models.model_id() + "|normalize=True")
     assert found is not None and len(found) > 40_000  # every chunking the lessons build

@@ -11,19 +11,24 @@ or undecodable, or is reached through a link that leaves the folder is skipped w
 all is a `CorpusError`.
 
 Decoding the bytes of a page is the one place that decides between a byte order mark, a declared
-charset, UTF-8 and cp1252, the way a browser does (`sniff_encoding`, `decode_html`).
+charset, UTF-8 and cp1252, by the evidence of the bytes (`sniff_encoding`, `decode_html`); what
+it had to repair is reported, not hidden (`decode_page`, `load_corpus(...).repaired`).
 """
 from __future__ import annotations
 
-import hashlib
+import codecs
+import lzma
 import re
 import tarfile
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import NamedTuple
 
 from course_lib.infra.errors import CorpusError
+from course_lib.infra.files import file_sha256
 from course_lib.infra.paths import DATA_DIR
+from course_lib.infra.safe_text import without_controls
 from course_lib.records import Page
 
 
@@ -40,16 +45,22 @@ class Shipped(NamedTuple):
 CORPORA: dict[str, Shipped] = {
     "python": Shipped(DATA_DIR / "python-3.11-docs.tar.xz", DATA_DIR / "MANIFEST.sha256",
                       DATA_DIR / "corpus", "https://docs.python.org/3.11/"),
-    "pandas": Shipped(DATA_DIR / "pandas" / "pandas-1.5.3-docs.tar.xz", DATA_DIR / "pandas" / "MANIFEST.sha256",
-                      DATA_DIR / "pandas" / "corpus", "https://pandas.pydata.org/pandas-docs/version/1.5.3/"),
+    "pandas": Shipped(DATA_DIR / "pandas" / "pandas-1.5.3-docs.tar.xz",
+                      DATA_DIR / "pandas" / "MANIFEST.sha256", DATA_DIR / "pandas" / "corpus",
+                      "https://pandas.pydata.org/pandas-docs/version/1.5.3/"),
 }
 ARCHIVE, MANIFEST, CORPUS_DIR, _ = CORPORA["python"]
 
 BINARY_SHARE = 0.02  # more control characters than this in a sample: not text
+HTML_SUFFIXES = (".html", ".htm", ".xhtml", ".xht")  # read in any case (.HTML too)
+# Pages saved under a server's extension: not read unless asked (`include`), but never left
+# out without a word (`LoadedCorpus.ignored`).
+OTHER_PAGE_SUFFIXES = (".shtml", ".php", ".asp", ".aspx", ".jsp", ".cfm")
 _SAMPLE = 8192
 
 
 def _shipped(corpus: str) -> Shipped:
+    """The record of a shipped corpus by name."""
     if corpus not in CORPORA:
         raise CorpusError(f"unknown corpus {corpus!r}", hint=f"use one of {', '.join(CORPORA)}")
     return CORPORA[corpus]
@@ -69,29 +80,30 @@ def read_manifest(path: Path = MANIFEST) -> dict[str, str]:
     return entries
 
 
-def _safe_member(member: tarfile.TarInfo, target: Path, archive: Path) -> Path:
-    """Where a tar member would land, refusing anything that could escape the target folder."""
-    name = PurePosixPath(member.name)
-    if not member.isfile() or name.is_absolute() or ".." in name.parts:
-        raise CorpusError(f"refusing unsafe archive member {member.name!r}", path=archive.name,
-                          hint="the archive is not the one the course ships; restore it")
-    destination = (target / name).resolve()
-    if not destination.is_relative_to(target.resolve()):
-        raise CorpusError(f"member {member.name!r} would escape {target}", path=archive.name,
-                          hint="the archive is not the one the course ships; restore it")
-    return destination
+def _member_filter(member: tarfile.TarInfo, destination: str) -> tarfile.TarInfo:
+    """tarfile's `data` filter (nothing outside the target, no devices, no links leaving it, no
+    special permissions), and stricter still: only regular files and folders, no absolute names."""
+    if not (member.isfile() or member.isdir()) or PurePosixPath(member.name).is_absolute():
+        raise tarfile.FilterError(f"{member.name!r} is not a regular file with a relative name")
+    return tarfile.data_filter(member, destination)
 
 
 def extract(archive: Path = ARCHIVE, target: Path = CORPUS_DIR) -> None:
-    """Extract the archive member by member, only regular files, never outside target."""
+    """Extract a shipped archive into target with tarfile's `data` filter (see `_member_filter`).
+
+    An unsafe member or a damaged archive is a CorpusError; a half-done extraction fails
+    `verify`, and `ensure_corpus` extracts again."""
+    restore = "restore it with `git checkout -- data/` (or build it with its script)"
     if not archive.exists():
-        raise CorpusError("the corpus archive is missing", path=archive,
-                          hint="restore it with `git checkout -- data/` (or build it with its scripts/ entry)")
-    with tarfile.open(archive, "r:xz") as tar:
-        for member in tar.getmembers():
-            destination = _safe_member(member, target, archive)
-            destination.parent.mkdir(parents=True, exist_ok=True)
-            destination.write_bytes(tar.extractfile(member).read())
+        raise CorpusError("the corpus archive is missing", path=archive, hint=restore)
+    try:
+        with tarfile.open(archive, "r:xz") as tar:
+            tar.extractall(target, filter=_member_filter)  # noqa: S202 - every member goes through the data filter
+    except tarfile.FilterError as err:
+        raise CorpusError(f"refusing unsafe archive member: {err}", path=archive.name, hint=restore) from err
+    except (tarfile.TarError, lzma.LZMAError, EOFError) as err:
+        raise CorpusError(f"the archive is damaged ({type(err).__name__}: {err})", path=archive,
+                          hint=restore) from err
 
 
 def verify(target: Path = CORPUS_DIR, manifest: Path = MANIFEST) -> list[str]:
@@ -101,7 +113,7 @@ def verify(target: Path = CORPUS_DIR, manifest: Path = MANIFEST) -> list[str]:
         path = target / name
         if not path.exists():
             problems.append(f"{path}: missing")
-        elif hashlib.sha256(path.read_bytes()).hexdigest() != digest:
+        elif file_sha256(path) != digest:
             problems.append(f"{path}: corrupt (sha256 differs from {manifest.name})")
     return problems
 
@@ -127,14 +139,10 @@ def ensure_corpus(target: Path | None = None, *, corpus: str = "python") -> Path
 
 
 def sniff_binary(raw: bytes) -> str | None:
-    """Why these bytes are not a text file, or None when they look like text.
-
-    NUL bytes (outside UTF-16 with a byte order mark); more than `BINARY_SHARE` of the first
-    8 KB being control characters (random or compressed data has about one in ten even without
-    a single NUL; text has none but tab and newline); or a sample that is mostly not UTF-8 and
-    still holds control characters. A legacy-encoded page (cp1251, cp1252) has many non-UTF-8
-    bytes but no control characters, so it is kept.
-    """
+    """Why these bytes are not a text file, or None when they look like text: NUL bytes (outside
+    UTF-16 with a BOM); more than `BINARY_SHARE` of the first 8 KB being control characters
+    (random data has one in ten; text none but tab and newline); or a sample mostly not UTF-8
+    with a tenth of that share. A legacy page (cp1251) has at most a stray control: it is kept."""
     sample = raw[:_SAMPLE]
     if not sample or sample.startswith((b"\xff\xfe", b"\xfe\xff")):
         return None
@@ -142,7 +150,8 @@ def sniff_binary(raw: bytes) -> str | None:
         return "binary file (NUL bytes): not an HTML file"
     controls = sum(1 for b in sample if b < 32 and b not in (9, 10, 12, 13)) + sample.count(127)
     undecodable = sample.decode("utf-8", "replace").count("\ufffd")
-    if controls / len(sample) > BINARY_SHARE or (controls and undecodable / len(sample) > 0.3):
+    share = controls / len(sample)
+    if share > BINARY_SHARE or (share > BINARY_SHARE / 10 and undecodable / len(sample) > 0.3):
         return (f"binary file ({controls} control and {undecodable} undecodable bytes "
                 f"in the first {len(sample)}): not an HTML file")
     return None
@@ -150,18 +159,41 @@ def sniff_binary(raw: bytes) -> str | None:
 
 @dataclass
 class LoadedCorpus:
-    """What `load_corpus` found: the usable pages, the skipped files with their reasons, the
-    folder they came from, and the base URL its pages were published at ("" when unknown)."""
+    """What `load_corpus` found: the pages; the files skipped and why; the pages repaired while
+    decoding and how; the files of other page extensions left out (`notes` prints all three);
+    the folder, and the base URL its pages were published at ("" when unknown)."""
 
     pages: list[Page]
     skipped: list[tuple[str, str]] = field(default_factory=list)
     folder: Path | None = None
     base_url: str = ""
+    repaired: list[tuple[str, str]] = field(default_factory=list)
+    ignored: list[str] = field(default_factory=list)
+
+    def notes(self) -> list[str]:
+        """One line per skipped and per repaired file, and one for the files left out."""
+        lines = [f"skipped {path}: {reason}" for path, reason in self.skipped]
+        lines += [f"repaired {path}: {what}" for path, what in self.repaired]
+        if (n := len(self.ignored)):
+            more = f" and {n - 10} more" if n > 10 else ""
+            flags = " ".join(sorted({f"--include '*{Path(p).suffix.lower()}'" for p in self.ignored}))
+            lines.append(f"{n} {'file' if n == 1 else 'files'} with other extensions ignored: "
+                         f"{', '.join(self.ignored[:10])}{more}; pass {flags} to read them")
+        return lines
+
+
+def describe_skips(skipped: list[tuple[str, str]]) -> str:
+    """Every distinct reason in a list of skips, with its count and a first file: "2 empty file
+    (a.html, ...); 1 binary file (b.html)". A reason's family is its text before ":" or "("."""
+    families: dict[str, list[str]] = {}
+    for path, reason in skipped:
+        families.setdefault(re.split(r"[:(]", reason, maxsplit=1)[0].strip(), []).append(path)
+    return "; ".join(f"{len(paths)} {family} ({paths[0]}{', ...' if len(paths) > 1 else ''})"
+                     for family, paths in families.items())
 
 
 def _read_page(path: Path, folder: Path) -> tuple[Page | None, str]:
-    """One file as a Page, or (None, the reason it was skipped)."""
-    name = path.relative_to(folder).as_posix()
+    """One file as a Page and what was repaired in it ("" if nothing), or (None, why it was skipped)."""
     if path.is_dir():
         return None, "a folder, not a file"
     try:
@@ -183,20 +215,33 @@ def _read_page(path: Path, folder: Path) -> tuple[Page | None, str]:
     reason = sniff_binary(raw)
     if reason:
         return None, reason
-    try:
-        text = decode_html(raw)
-    except (UnicodeDecodeError, LookupError) as err:
-        return None, f"undecodable: {err}"
-    return Page(path=name, html=text), ""
+    text, repaired = decode_page(raw)
+    return Page(path=path.relative_to(folder).as_posix(), html=text), repaired
+
+
+def _selected(folder: Path, include: Sequence[str]) -> tuple[list[Path], list[Path]]:
+    """The files to read (an `HTML_SUFFIXES` suffix, or matching an `include` glob, in any case)
+    and the files of `OTHER_PAGE_SUFFIXES` left out, both sorted."""
+    read, left_out = [], []
+    for path in sorted(folder.glob("**/*")):
+        relative = PurePosixPath(path.relative_to(folder).as_posix().lower())
+        suffix = path.suffix.lower()
+        if suffix in HTML_SUFFIXES or any(relative.match(pattern.lower()) for pattern in include):
+            read.append(path)
+        elif suffix in OTHER_PAGE_SUFFIXES and path.is_file():
+            left_out.append(path)
+    return read, left_out
 
 
 def load_corpus(root: str | Path | None = None, *, corpus: str = "python",
-                pattern: str = "**/*.html") -> LoadedCorpus:
+                include: Sequence[str] = ()) -> LoadedCorpus:
     """Every HTML page under root (default: the verified shipped corpus), with what was skipped.
 
-    Each file is read on its own (see the module docstring for the skip reasons); pages are
-    sorted by path. Raises CorpusError for a missing folder, a path that is a file, or a folder
-    with no usable page.
+    Pages are the files whose suffix is one of `HTML_SUFFIXES` in any case (.html, .HTM, ...),
+    plus those matching an `include` glob (`"*.php"`); files with another page extension
+    (`OTHER_PAGE_SUFFIXES`) are listed in `.ignored`. Each file is read on its own (see the
+    module docstring for the skip reasons); pages are sorted by path. Raises CorpusError for a
+    missing folder, a path that is a file, or a folder with no usable page (naming every reason).
     """
     if root is None:
         folder, base_url = ensure_corpus(corpus=corpus), _shipped(corpus).base_url
@@ -207,85 +252,149 @@ def load_corpus(root: str | Path | None = None, *, corpus: str = "python",
     if not folder.is_dir():
         raise CorpusError("not a folder of HTML files", path=folder,
                           hint="give --corpus the folder that holds the pages, not one file")
-    pages, skipped = [], []
-    for path in sorted(folder.glob(pattern)):
-        page, reason = _read_page(path, folder)
+    files, left = _selected(folder, include)
+    loaded = LoadedCorpus([], [], folder, base_url, ignored=[p.relative_to(folder).as_posix() for p in left])
+    for path in files:
+        page, note = _read_page(path, folder)
         if page is None:
-            skipped.append((path.relative_to(folder).as_posix(), reason))
-        else:
-            pages.append(page)
-    if not pages:
-        what = "no usable page" if skipped else f"no {pattern} file"
-        raise CorpusError(f"{what} in this folder" + (f" ({len(skipped)} skipped: {skipped[0][0]}: "
-                                                       f"{skipped[0][1]}, ...)" if skipped else ""),
-                          path=folder, hint="point --corpus at a folder of .html pages")
-    return LoadedCorpus(pages, skipped, folder, base_url)
+            loaded.skipped.append((path.relative_to(folder).as_posix(), note))
+            continue
+        loaded.pages.append(page)
+        if note:
+            loaded.repaired.append((page.path, note))
+    if not loaded.pages:
+        skips = loaded.skipped
+        what = (f"no usable page in this folder: {len(skips)} skipped: {describe_skips(skips)}" if skips
+                else f"no HTML file ({', '.join(HTML_SUFFIXES)}) in this folder")
+        hint = loaded.notes()[-1] if loaded.ignored else "point --corpus at a folder of .html pages"
+        raise CorpusError(what, path=folder, hint=hint)
+    return loaded
 
 
-def load_pages(root: str | Path | None = None, *, pattern: str = "**/*.html", corpus: str = "python") -> list[Page]:
+def load_pages(root: str | Path | None = None, *, include: Sequence[str] = (),
+               corpus: str = "python") -> list[Page]:
     """The usable pages of a corpus (see `load_corpus`, which also returns what was skipped).
 
-    Bytes are decoded by `decode_html` (BOM, declared charset, UTF-8, ...), so a learner's folder
+    Bytes are decoded by `decode_page` (BOM, declared charset, UTF-8, ...), so a learner's folder
     with mixed encodings loads; what cannot be parsed is skipped later, by the parser.
     """
-    return load_corpus(root, corpus=corpus, pattern=pattern).pages
+    return load_corpus(root, corpus=corpus, include=include).pages
 
 
 _META = re.compile(rb"""<meta[^>]*?charset\s*=\s*["']?\s*([-\w.:]+)|<\?xml[^>]*encoding=["']([-\w.:]+)""",
                    re.I)
 _BOMS = ((b"\xef\xbb\xbf", "utf-8"), (b"\xff\xfe", "utf-16-le"), (b"\xfe\xff", "utf-16-be"))
+# Labels browsers read as windows-1252; a <meta> that says UTF-16 or UTF-32 was itself read as
+# ASCII, so it cannot be true, and browsers ignore it (they read UTF-16 only with a BOM).
+_AS_CP1252 = {"iso-8859-1", "latin-1", "latin1", "ascii", "us-ascii"}
+_NOT_IN_META = ("utf-16", "utf-32", "utf_16", "utf_32", "ucs-2", "ucs2")
+# Legacy text (cp1252, cp1251) forms a valid UTF-8 sequence by chance for well under one in
+# twenty of its non-ASCII bytes; a UTF-8 page with a few stray bytes has many valid ones.
+UTF8_EVIDENCE = 4
+
+
+def _declared(raw: bytes) -> str | None:
+    """The charset a page declares in <meta> or an XML declaration, lower-cased, or None."""
+    match = _META.search(raw[:4096])
+    if not match:
+        return None
+    return (match.group(1) or match.group(2)).decode("ascii", "replace").lower()
+
+
+def _utf8_evidence(raw: bytes) -> tuple[int, int, str]:
+    """(valid multi-byte characters, bad bytes, where the first bad byte is) of `raw` as UTF-8."""
+    try:
+        text, bad, first_bad = raw.decode("utf-8"), 0, ""
+    except UnicodeDecodeError as err:
+        text = raw.decode("utf-8", "replace")
+        bad, first_bad = _replaced(text, raw, "utf-8"), f"byte {raw[err.start]:#04x} at {err.start}"
+    return len(text) - len(text.encode("ascii", "ignore")) - bad, bad, first_bad
+
+
+def _replaced(text: str, raw: bytes, name: str) -> int:
+    """How many characters decoding `raw` as `name` replaced with U+FFFD (not counting any the
+    page itself holds)."""
+    try:
+        literal = raw.count("\ufffd".encode(_CODEC_OF.get(name, name)))
+    except (UnicodeEncodeError, LookupError):
+        literal = 0
+    return max(0, text.count("\ufffd") - literal)
 
 
 def sniff_encoding(raw: bytes) -> tuple[str, str]:
-    """Choose the encoding of an HTML file and say why: BOM, then <meta charset>, then UTF-8, then
-    UTF-8 with the stray bytes replaced ("utf-8-replace") when the text is mostly UTF-8, then cp1252.
+    """Choose the encoding of an HTML file by the evidence of its bytes, and say why.
 
-    Browsers read "iso-8859-1" and "ascii" as windows-1252, so we do too. A declared encoding
-    that does not decode the bytes is ignored (a page saved by another tool keeps its old meta
-    tag), and undeclared bytes that are not UTF-8 are read as cp1252, the usual culprit.
+    A byte order mark decides. A declared charset (<meta>, <?xml?>; "iso-8859-1" and "ascii"
+    mean windows-1252, as in browsers) is used unless the bytes contradict it: UTF-16/32 named
+    in an ASCII-readable tag, an unknown label, or more replacements than UTF-8 would need.
+    Else UTF-8 if the bytes are UTF-8, or if they hold a valid multi-byte character per
+    `UTF8_EVIDENCE` bad bytes (any one, when UTF-8 is declared): "utf-8-replace", each bad byte
+    becoming U+FFFD (`decode_page` counts them); else cp1252, the usual legacy culprit.
     """
     for bom, name in _BOMS:
         if raw.startswith(bom):
             return name, f"byte order mark ({name})"
-    match = _META.search(raw[:4096])
-    if match:
-        declared = (match.group(1) or match.group(2)).decode("ascii", "replace").lower()
-        name = "cp1252" if declared in ("iso-8859-1", "latin-1", "latin1", "ascii", "us-ascii") else declared
+    declared, ignored = _declared(raw), ""
+    name = "cp1252" if declared in _AS_CP1252 else declared
+    multibyte, bad, first_bad = _utf8_evidence(raw)
+    if name and name.startswith(_NOT_IN_META):
+        ignored = f" (declared charset {declared} ignored: the page is not UTF-16)"
+    elif name:
         try:
-            raw.decode(name)
+            codec = codecs.lookup(name).name
+        except LookupError:
+            codec, ignored = "", f" (unknown declared charset {declared} ignored)"
+        if codec == "utf-8":
+            if not bad:
+                return "utf-8", f"declared charset {declared}"
+            if multibyte:
+                return "utf-8-replace", f"declared charset {declared}; {bad} bad bytes ({first_bad}) replaced"
+            ignored = f" (declared charset {declared} does not fit: no valid UTF-8 character)"
+        elif codec and _replaced(_decode(raw, name), raw, name) <= bad:
             return name, f"declared charset {declared}"
-        except (LookupError, UnicodeDecodeError):
-            pass
-    try:
-        raw.decode("utf-8")
-        return "utf-8", "valid UTF-8" + (" (declared charset did not decode)" if match else "")
-    except UnicodeDecodeError as err:
-        first_bad = f"byte {raw[err.start]:#04x} at {err.start}"
-    if _mostly_utf8(raw):
-        return "utf-8-replace", f"mostly valid UTF-8 ({first_bad}): stray bytes replaced"
-    return "cp1252", f"not valid UTF-8 ({first_bad}): read as cp1252"
-
-
-def _mostly_utf8(raw: bytes) -> bool:
-    """True when the bytes hold at least as many valid multi-byte UTF-8 characters as invalid bytes: a UTF-8
-    page with one stray byte (keep its "Café", lose one character) rather than a legacy page,
-    whose accented letters are all invalid UTF-8 and which has no valid multi-byte character."""
-    text = raw.decode("utf-8", "replace")
-    replaced = text.count("\ufffd") - raw.count("\ufffd".encode())
-    multibyte = sum(1 for ch in text if ord(ch) > 127) - replaced
-    return 0 < replaced <= multibyte
+        elif codec:
+            ignored = f" (declared charset {declared} does not fit the bytes)"
+    if not bad:
+        return "utf-8", "valid UTF-8" + ignored
+    if UTF8_EVIDENCE * multibyte >= bad:
+        return "utf-8-replace", f"mostly valid UTF-8 ({bad} bad bytes, first {first_bad}): replaced{ignored}"
+    return "cp1252", f"not valid UTF-8 ({first_bad}): read as cp1252{ignored}"
 
 
 # cp1252 leaves five bytes undefined; a browser shows them as the same code points as latin-1.
 _CP1252 = {i: bytes([i]).decode("cp1252") for i in range(0x80, 0xA0)
            if i not in (0x81, 0x8D, 0x8F, 0x90, 0x9D)}
+_CODEC_OF = {"utf-8-replace": "utf-8"}
+
+
+def _decode(raw: bytes, name: str) -> str:
+    """`raw` decoded as `name` (a name `sniff_encoding` returns), unreadable bytes as U+FFFD."""
+    codec = codecs.lookup(_CODEC_OF.get(name, name)).name
+    if codec == "cp1252":
+        return raw.decode("latin-1").translate(_CP1252)
+    return raw.decode(codec, "replace").lstrip("\ufeff")
 
 
 def decode_html(raw: bytes) -> str:
-    """Decode the bytes of an HTML file to text, choosing the encoding with `sniff_encoding`."""
+    """Decode the bytes of an HTML file to text, choosing the encoding with `sniff_encoding`.
+
+    Never raises: a byte the chosen encoding cannot read becomes U+FFFD (`decode_page` counts them).
+    """
+    return _decode(raw, sniff_encoding(raw)[0])
+
+
+def decode_page(raw: bytes) -> tuple[str, str]:
+    """A page's text for the corpus, and what was repaired in it ("" when nothing was).
+
+    Decoded as `decode_html` does; bytes the encoding could not read are replaced with U+FFFD
+    and control characters (`safe_text.CONTROLS`) removed, and the note counts both, so a loader
+    reports the page as repaired instead of changing it without a word.
+    """
     name, _ = sniff_encoding(raw)
-    if name == "utf-8-replace":
-        return raw.decode("utf-8", "replace").lstrip("\ufeff")
-    if name == "cp1252":
-        return raw.decode("latin-1").translate(_CP1252)
-    return raw.decode(name).lstrip("\ufeff")
+    text = _decode(raw, name)
+    replaced = _replaced(text, raw, name)
+    text, controls = without_controls(text)
+    codec = "UTF-8" if name.startswith("utf-8") else name
+    repairs = [f"{replaced} undecodable byte{'s' * (replaced != 1)} ({codec}) replaced" if replaced else "",
+               f"{controls} control character{'s' * (controls != 1)} removed" if controls else ""]
+    return text, "; ".join(r for r in repairs if r)

@@ -9,6 +9,7 @@ import html
 import re
 from collections.abc import Iterable
 
+from course_lib.infra.safe_text import CONTROLS
 from course_lib.records import Chunk, Page
 
 _SCRIPT_STYLE = re.compile(r"<(script|style)\b[^>]*>.*?</\1\s*>", re.IGNORECASE | re.DOTALL)
@@ -24,7 +25,8 @@ def strip_tags(markup: str) -> str:
     boilerplate into the text and spaces code out ("os . path . join").
     """
     text = _TAG.sub(" ", _SCRIPT_STYLE.sub(" ", markup))
-    return _SPACES.sub(" ", html.unescape(text)).strip()
+    # &#x81; unescapes to a C1 control character; no chunk may carry one (it acts on a terminal).
+    return _SPACES.sub(" ", CONTROLS.sub("", html.unescape(text))).strip()
 
 
 def fixed_size_chunks(text: str, *, doc: str, size: int = 1000, overlap: int = 200) -> list[Chunk]:

@@ -19,8 +19,10 @@ the nesting depth for list items and definitions, 0 otherwise.
 from __future__ import annotations
 
 import inspect
+import logging
 import re
 from collections.abc import Iterable, Mapping
+from dataclasses import replace
 from pathlib import Path
 
 from bs4 import BeautifulSoup
@@ -36,8 +38,10 @@ from course_lib.core.html_parts import collapse, repair_raw_pre, text_of
 from course_lib.core.load import decode_html
 from course_lib.core.walker import walk_blocks
 from course_lib.infra.errors import ParseError, ParserFailures
+from course_lib.infra.safe_text import CONTROLS
 from course_lib.records import Block, Page
 
+log = logging.getLogger("course_lib.parse")
 # Tried in order; the first that matches is the page's main content, else the whole <body>.
 MAIN_SELECTOR = ('[role="main"]', "main", "article")
 
@@ -95,7 +99,19 @@ def parse_blocks(
         title_tag = soup.find("title")
         title = collapse(text_of(h1)) if h1 is not None else ""
         title = title or (collapse(title_tag.get_text()) if title_tag is not None else "")
-    return walk_blocks(root, title=title, definition_paths=definition_paths)
+    return _without_controls(walk_blocks(root, title=title, definition_paths=definition_paths))
+
+
+def _without_controls(blocks: list[Block]) -> list[Block]:
+    """The blocks with control characters (ESC, BEL, C1) removed from their text and heading
+    path: a character reference (`&#27;`) reaches the text even when the page's bytes had none,
+    and printed raw it acts on a learner's terminal."""
+    def clean(text: str) -> str:
+        return CONTROLS.sub("", text)
+
+    return [replace(b, text=clean(b.text), heading_path=tuple(map(clean, b.heading_path)))
+            if CONTROLS.search(b.text) or any(CONTROLS.search(h) for h in b.heading_path) else b
+            for b in blocks]
 
 
 def is_stub(blocks: list[Block], *, min_chars: int = settings.MIN_CHARS) -> bool:
@@ -180,9 +196,11 @@ def parse_corpus(
                 blocks = parse_file(item, **kwargs)
         except ParseError as err:
             skipped.append((key, err.reason))
+            log.debug("skipped %s: %s", key, err.reason, exc_info=err.__cause__)
             continue
         except Exception as err:  # noqa: BLE001 - a parser bug on one page must not stop the corpus
             skipped.append((key, f"parser failed: {type(err).__name__}: {err}"))
+            log.debug("skipped %s: the parser failed", key, exc_info=err)  # --debug shows where
             continue
         if skip_stubs and is_stub(blocks, min_chars=min_chars):
             chars = sum(len(b.text) for b in blocks if b.kind != "heading")

@@ -24,6 +24,7 @@ from pathlib import Path
 from course_lib import settings
 from course_lib.core.splitting import split_sentences
 from course_lib.evaluation.golden import evidence_problem, normalize
+from course_lib.infra.files import atomic_write
 from course_lib.records import Block
 
 _CONTEXT_START = re.compile(r"^(Changed in version|Deprecated since|New in version|Note|Warning)\b",
@@ -93,7 +94,7 @@ def draft_golden(blocks: Mapping[str, Sequence[Block]], *, n: int = 40, seed: in
     section, in a shuffled but seeded order; splits alternate dev, test like the shipped sets."""
     if n < 1:
         raise ValueError(f"n must be at least 1, not {n}")
-    rng = random.Random(seed)
+    rng = random.Random(seed)  # noqa: S311 - a seeded, reproducible sample of drafts, not a secret
     by_kind: dict[str, dict[str, list]] = defaultdict(lambda: defaultdict(list))
     for doc, block, piece in candidates(blocks):
         by_kind[guess_kind(block, piece)][doc].append((doc, block, piece))
@@ -118,9 +119,9 @@ def draft_golden(blocks: Mapping[str, Sequence[Block]], *, n: int = 40, seed: in
 
 
 def write_drafts(drafts: Sequence[Draft], path: str | Path) -> None:
-    """One JSON object per line, in the golden file's field order."""
-    text = "".join(json.dumps(asdict(d), ensure_ascii=False) + "\n" for d in drafts)
-    Path(path).write_text(text, encoding="utf-8")
+    """One JSON object per line, in the golden file's field order, written atomically: an
+    interrupted run leaves the old file as it was."""
+    atomic_write(path, "".join(json.dumps(asdict(d), ensure_ascii=False) + "\n" for d in drafts))
 
 
 def unwritten(path: str | Path) -> list[str]:

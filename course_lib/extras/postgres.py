@@ -306,10 +306,13 @@ class Store:
         params["text"] = query
         return condition, params
 
+    # The SQL below is assembled from fixed fragments (the filter's WHERE clause comes from
+    # `where_sql`, which binds every value); nothing a user types is formatted into it (S608).
+
     def dense(self, query: str, *, k: int = 20, where: Filter | None = None) -> list[Hit]:
         """Dense search alone (HNSW, or exact), score = cosine similarity."""
         condition, params = self._query_params(query, where)
-        sql = (f"SELECT c.chunk_id, 1 - (c.embedding <=> %(vec)s::vector) FROM chunks c WHERE {condition} "
+        sql = (f"SELECT c.chunk_id, 1 - (c.embedding <=> %(vec)s::vector) FROM chunks c WHERE {condition} "  # noqa: S608
                f"ORDER BY c.embedding <=> %(vec)s::vector LIMIT %(k)s")
         return self._run(sql, {**params, "k": k})
 
@@ -317,7 +320,7 @@ class Store:
                        config: Literal["simple", "english"] | None = None) -> list[Hit]:
         """Full-text search alone, ranked by ts_rank (length-normalised), ties by page and order."""
         condition, params = self._query_params(query, where)
-        sql = f"SELECT chunk_id, score FROM ({self._lexical_sql(config or self.lexical, condition)}) l"
+        sql = f"SELECT chunk_id, score FROM ({self._lexical_sql(config or self.lexical, condition)}) l"  # noqa: S608
         return self._run(sql, {**params, "n": k})
 
     @staticmethod
@@ -330,7 +333,7 @@ class Store:
             tsq = "replace(plainto_tsquery('english', %(text)s)::text, '&', '|')::tsquery"
         else:
             raise ValueError(f"lexical must be 'simple' or 'english', not {config!r}")
-        return (f"SELECT c.chunk_id, ts_rank({doc}, {tsq}, 1) AS score, c.doc, c.seq FROM chunks c "
+        return (f"SELECT c.chunk_id, ts_rank({doc}, {tsq}, 1) AS score, c.doc, c.seq FROM chunks c "  # noqa: S608
                 f"WHERE {doc} @@ {tsq} AND {condition} ORDER BY score DESC, c.doc COLLATE \"C\", c.seq "
                 f"LIMIT %(n)s")
 
@@ -350,7 +353,7 @@ class Store:
                 FROM ({self._lexical_sql(self.lexical, condition)}) l),
             both_lists AS (SELECT * FROM dense UNION ALL SELECT * FROM lexical)
             SELECT chunk_id, sum(1.0 / (%(rrf_k)s + rank))::float8 AS score FROM both_lists
-            GROUP BY chunk_id, doc, seq ORDER BY score DESC, doc COLLATE "C", seq LIMIT %(k)s"""
+            GROUP BY chunk_id, doc, seq ORDER BY score DESC, doc COLLATE "C", seq LIMIT %(k)s"""  # noqa: S608
         return self._run(sql, {**params, "n": max(k, self.candidates), "rrf_k": self.rrf_k, "k": k})
 
     def _run(self, sql: str, params: dict) -> list[Hit]:

@@ -15,7 +15,24 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from course_lib.infra.safe_text import redact
+
 DOCKER_HINT = "docker run -d -p 5432:5432 -e POSTGRES_PASSWORD=pw pgvector/pgvector:pg16"
+
+
+class DatabaseURL(str):
+    """A database URL that works as the string it is but shows no password when displayed.
+
+    A notebook cell that ends in `url`, a log of the repr, or an error that quotes it shows
+    `postgresql://alice:***@host/db`; `connect(url)` still gets the real one.
+    """
+
+    def __repr__(self) -> str:
+        return repr(redact(str(self)))
+
+    def redacted(self) -> str:
+        """The URL with its password replaced by ***."""
+        return redact(str(self))
 
 
 class StoreError(RuntimeError):
@@ -49,7 +66,7 @@ def embedded_server(data_dir: str | Path | None = None, *, use_env: bool = True)
     """
     url = os.environ.get("DATABASE_URL") if use_env else None
     if url:
-        yield url
+        yield DatabaseURL(url)
         return
     with warnings.catch_warnings():
         # platformdirs warns when XDG_RUNTIME_DIR is unset (containers, CI); pgserver copes.
@@ -58,18 +75,22 @@ def embedded_server(data_dir: str | Path | None = None, *, use_env: bool = True)
 
         server = pgserver.get_server(Path(data_dir or default_data_dir()), cleanup_mode="stop")
     try:
-        yield server.get_uri()
+        yield DatabaseURL(server.get_uri())
     finally:
         server.cleanup()
 
 
 def connect(url: str):
-    """Open an autocommit psycopg 3 connection, with a message a learner can act on if it fails."""
+    """Open an autocommit psycopg 3 connection, with a message a learner can act on if it fails.
+
+    The message names the URL without its password (`postgresql://alice:***@host/db`); so does
+    psycopg's own first line, which quotes connection settings.
+    """
     import psycopg
 
     try:
-        return psycopg.connect(url, autocommit=True, connect_timeout=5)
+        return psycopg.connect(str(url), autocommit=True, connect_timeout=5)
     except psycopg.OperationalError as err:
         first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
-        raise StoreError(f"no PostgreSQL server reachable at {url} ({first}): unset DATABASE_URL to "
-                         f"use the embedded server, or start one: {DOCKER_HINT}") from None
+        raise StoreError(f"no PostgreSQL server reachable at {redact(str(url))} ({redact(first)}): unset "
+                         f"DATABASE_URL to use the embedded server, or start one: {DOCKER_HINT}") from err

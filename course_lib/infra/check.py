@@ -8,7 +8,7 @@ from __future__ import annotations
 import importlib
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 REQUIRED_PACKAGES = (
     "torch", "sentence_transformers", "transformers", "numpy", "bs4", "lxml", "html5lib",
@@ -18,9 +18,13 @@ REQUIRED_PACKAGES = (
 
 @dataclass(frozen=True)
 class CheckResult:
+    """One requirement: its name, whether it is met, what was found, and the error if one was
+    raised (kept so `--debug` can show its traceback)."""
+
     name: str
     ok: bool
     detail: str
+    error: BaseException | None = field(default=None, compare=False, repr=False)
 
 
 def _python() -> tuple[bool, str]:
@@ -100,10 +104,9 @@ def run_checks() -> list[CheckResult]:
     results = []
     for name, check in CHECKS.items():
         try:
-            ok, detail = check()
-        except Exception as err:  # noqa: BLE001 - report, never crash the self-check
-            ok, detail = False, f"{type(err).__name__}: {err}"
-        results.append(CheckResult(name, ok, detail))
+            results.append(CheckResult(name, *check()))
+        except Exception as err:  # noqa: BLE001 - every failure is a FAIL line; the error is kept
+            results.append(CheckResult(name, False, f"{type(err).__name__}: {err}", err))
     return results
 
 

@@ -11,16 +11,17 @@
     golden-draft --corpus DIR --out FILE [--n 40] [--force]
                                             draft golden lines: sampled evidence, questions left blank
 
-Every command reports the pages it skipped (and why) before it builds anything. Bad input gets
-one line on stderr, `error: <file>:<line>: <what> — <what to do>`, and an exit code per family:
-2 usage, 3 corpus, 4 golden file, 5 parser, 6 model, 7 output file, 130 interrupted; `--debug`
-shows the traceback instead.
+Every command reports the pages it skipped or repaired (and why) before it builds anything, and
+says on stderr what a long stage is doing. Bad input gets one line on stderr,
+`error: <file>:<line>: <what> — <what to do>`, and an exit code per family: 2 usage, 3 corpus,
+4 golden file, 5 parser, 6 model, 7 output file, 130 interrupted; `--debug` adds the traceback.
+Whatever is printed passes through `safe_text.safe`: no terminal control sequence from a page,
+no password from a URL. `--out` files are written atomically (`files.atomic_write`).
 """
 from __future__ import annotations
 
 import argparse
 import json
-import os
 import re
 import sys
 import traceback
@@ -29,11 +30,14 @@ from pathlib import Path
 from course_lib.infra.errors import (
     INTERRUPTED,
     CorpusError,
+    CourseError,
     GoldenError,
     OutputError,
     UsageError,
-    exit_code_for,
 )
+from course_lib.infra.files import atomic_write, check_out
+from course_lib.infra.safe_text import safe
+from course_lib.infra.terminal import debug_logging, progress, say
 from course_lib.settings import FINAL_PIPELINE
 
 _CANONICAL = re.compile(r"""<(?:link[^>]*rel=["']?canonical["']?[^>]*href|base[^>]*href)=["']?(https?://[^"'\s>]+)""",
@@ -68,47 +72,40 @@ def _positive(value: str) -> int:
     return k
 
 
-def _same(a: Path, b: Path) -> bool:
-    try:
-        return a.resolve() == b.resolve()
-    except OSError:
-        return False
-
-
-def _check_out(out: Path, *, force: bool, corpus: Path, inputs: list[Path]) -> None:
-    """Refuse an output path that would destroy data or cannot be written, before the run."""
-    if any(_same(out, p) for p in inputs):
-        raise OutputError("--out is one of the inputs", path=out, hint="write the result to another file")
-    if out.resolve().is_relative_to(corpus.resolve()):
-        raise OutputError("--out is inside the corpus folder", path=out, hint="write the result elsewhere")
-    if out.is_dir():
-        raise OutputError("--out is a folder", path=out, hint="give a file name")
-    if out.exists() and not force:
-        raise OutputError("the file exists", path=out, hint="pass --force to overwrite it, or choose another --out")
-    folder = out.parent if str(out.parent) else Path(".")
-    if not folder.is_dir():
-        raise OutputError("its folder does not exist", path=out, hint=f"create {folder} first")
-    if not os.access(folder, os.W_OK):
-        raise OutputError("its folder is not writable", path=out, hint="choose a folder you can write to")
-
-
 def _load(args: argparse.Namespace, *, parse: bool = True):
-    """The corpus for a command, its skipped pages printed, and the parser's skips too."""
-    from course_lib.core.load import load_corpus
+    """The corpus for a command, with its skipped, repaired and ignored files printed, and the
+    parser's skips too."""
+    from course_lib.core.load import describe_skips, load_corpus
 
-    loaded = load_corpus(args.corpus)
-    for path, reason in loaded.skipped:
-        print(f"skipped {path}: {reason}")
+    with progress("reading the pages"):
+        loaded = load_corpus(args.corpus, include=args.include or ())
+    for line in loaded.notes():
+        say(line)
     if parse:
         from course_lib.core.pipeline import clean_corpus
 
-        blocks, skipped, _ = clean_corpus(loaded.pages)
+        size = sum(len(page.html) for page in loaded.pages) / 1e6
+        with progress(f"parsing {_pages(len(loaded.pages))} ({size:.1f} MB)"):
+            blocks, skipped, _ = clean_corpus(loaded.pages)
         for path, reason in skipped:
-            print(f"skipped {path}: {reason}")
+            say(f"skipped {path}: {reason}")
         if not blocks:
-            raise CorpusError(f"no usable page: all {len(loaded.pages) + len(loaded.skipped)} were skipped",
-                              path=loaded.folder, hint="the pages above say why; add pages with real text")
+            every = [*loaded.skipped, *skipped]
+            raise CorpusError(f"no usable page: all {len(every)} were skipped: {describe_skips(every)}",
+                              path=loaded.folder, hint="the lines above say why; add pages with real text")
     return loaded
+
+
+def _pages(n: int) -> str:
+    return f"{n} page" if n == 1 else f"{n} pages"
+
+
+def _build(name: str, loaded, *, model: str | None):
+    """A pipeline over the loaded pages, saying on stderr what it is doing if that takes long."""
+    from course_lib.core.pipeline import build_pipeline
+
+    with progress(f"building the {name!r} index over {_pages(len(loaded.pages))}"):
+        return build_pipeline(name, loaded.pages, model=model)
 
 
 def _base_url(args: argparse.Namespace, loaded) -> str:
@@ -131,7 +128,10 @@ def _check(args: argparse.Namespace) -> int:
     from course_lib.infra.check import format_results, run_checks
 
     results = run_checks()
-    print(format_results(results))
+    say(format_results(results))
+    for result in results:
+        if args.debug and result.error is not None:
+            say("".join(traceback.format_exception(result.error)), error=True)
     return 0 if all(r.ok for r in results) else 1
 
 
@@ -141,9 +141,9 @@ def _validate(args: argparse.Namespace) -> int:
     loaded = _load(args, parse=False)
     result = check_golden(args.file, loaded.folder, pages={p.path: p.html for p in loaded.pages})
     for message in result.messages():
-        print(message)
+        say(message)
     unreadable = len({line for line, qid, _ in result.problems if qid is None})
-    print(f"{len(result.questions) + unreadable} questions, {len(result.problems)} errors")
+    say(f"{len(result.questions) + unreadable} questions, {len(result.problems)} errors")
     return 1 if result.problems else 0
 
 
@@ -151,7 +151,7 @@ def _pipelines(args: argparse.Namespace) -> int:
     from course_lib.core.pipeline import PIPELINES
 
     for name, (_, description) in PIPELINES.items():
-        print(f"{name:<16} {description}")
+        say(f"{name:<16} {description}")
     return 0
 
 
@@ -168,15 +168,15 @@ def _golden_questions(args: argparse.Namespace, loaded, golden: Path, split: str
                           hint="pass --golden with questions about your own pages")
     if result.problems and not args.skip_invalid:
         for message in result.messages()[:20]:
-            print(f"  {message}", file=sys.stderr)
+            say(f"  {message}", error=True)
         raise GoldenError(f"{len(result.problems)} problems with the golden file against {loaded.folder}",
                           path=golden, hint="fix them (see above) or pass --skip-invalid to leave them out")
     questions = [q for q in result.questions if q.id not in bad_ids]
     if result.problems:
         lines = sorted({line for line, _, _ in result.problems})
-        print(f"skipped {len(lines)} invalid golden lines: "
-              + ", ".join(f"{line} ({qid})" if qid else str(line)
-                          for line, qid in sorted({(ln, q) for ln, q, _ in result.problems})))
+        say(f"skipped {len(lines)} invalid golden lines: "
+            + ", ".join(f"{line} ({qid})" if qid else str(line)
+                        for line, qid in sorted({(ln, q) for ln, q, _ in result.problems})))
     if not any(q.answerable for q in questions):
         raise GoldenError(f"no answerable question in split {args.split!r}", path=golden,
                           hint="use --split all, or add questions with a doc, section and evidence")
@@ -184,7 +184,6 @@ def _golden_questions(args: argparse.Namespace, loaded, golden: Path, split: str
 
 
 def _evaluate(args: argparse.Namespace) -> int:
-    from course_lib.core.pipeline import build_pipeline
     from course_lib.evaluation.metrics import by_kind, evaluate_retriever, summary
     from course_lib.infra.paths import GOLDEN_FILE
 
@@ -196,22 +195,23 @@ def _evaluate(args: argparse.Namespace) -> int:
         from course_lib.core.load import CORPUS_DIR
 
         corpus_root = CORPUS_DIR
-    _check_out(out, force=args.force, corpus=corpus_root, inputs=[golden])
+    check_out(out, force=args.force, corpus=corpus_root, inputs=[golden])
     loaded = _load(args)
     questions = _golden_questions(args, loaded, golden, None if args.split == "all" else args.split)
-    retriever = build_pipeline(args.pipeline, loaded.pages, model=args.model)
+    retriever = _build(args.pipeline, loaded, model=args.model)
     run = evaluate_retriever(retriever, questions, name=args.pipeline)
     result = {**summary(run), "split": args.split, "by_kind": by_kind(run),
               "pages": len(loaded.pages), "chunks": len(retriever.chunks)}
     for key in ("recall@5", "recall@20", "mrr"):
         lo, hi = result[f"{key}_ci"]
-        print(f"{key:<10} {result[key]:.3f}  95% CI [{lo:.3f}, {hi:.3f}]")
+        say(f"{key:<10} {result[key]:.3f}  95% CI [{lo:.3f}, {hi:.3f}]")
     try:
-        out.write_text(json.dumps(result, indent=2))
+        atomic_write(out, json.dumps(result, indent=2))
     except OSError as err:
-        raise OutputError(f"cannot write ({err.strerror or err})", path=out, hint="the metrics are above") from None
-    print(f"{result['n_answerable']} answerable, {result['n_unanswerable']} unanswerable questions; "
-          f"{len(retriever.chunks)} chunks from {len(loaded.pages)} pages; written to {out}")
+        raise OutputError(f"cannot write ({err.strerror or err}); the old file, if any, is unchanged",
+                          path=out, hint="the metrics are above") from err
+    say(f"{result['n_answerable']} answerable, {result['n_unanswerable']} unanswerable questions; "
+        f"{len(retriever.chunks)} chunks from {len(loaded.pages)} pages; written to {out}")
     return 0
 
 
@@ -219,16 +219,17 @@ def _golden_draft(args: argparse.Namespace) -> int:
     from course_lib.core.pipeline import clean_corpus
     from course_lib.extras.golden_draft import draft_golden, write_drafts
 
-    _check_out(args.out, force=args.force, corpus=args.corpus, inputs=[])
+    check_out(args.out, force=args.force, corpus=args.corpus, inputs=[])
     loaded = _load(args)
     drafts = draft_golden(clean_corpus(loaded.pages)[0], n=args.n)
     try:
         write_drafts(drafts, args.out)
     except OSError as err:
-        raise OutputError(f"cannot write ({err.strerror or err})", path=args.out, hint="choose another --out") from None
+        raise OutputError(f"cannot write ({err.strerror or err}); the old file, if any, is unchanged",
+                          path=args.out, hint="choose another --out") from err
     kinds = ", ".join(f"{k} {sum(d.kind == k for d in drafts)}" for k in sorted({d.kind for d in drafts}))
-    print(f"{len(drafts)} drafted lines from {len({d.doc for d in drafts})} pages ({kinds}) written to {args.out}; "
-          f"write each question, then run validate-golden {args.out} --corpus {args.corpus}")
+    say(f"{len(drafts)} drafted lines from {len({d.doc for d in drafts})} pages ({kinds}) written to "
+        f"{args.out}; write each question, then run validate-golden {args.out} --corpus {args.corpus}")
     return 0
 
 
@@ -245,7 +246,8 @@ def _where(args: argparse.Namespace, chunks):
         known = sorted({k for c in chunks for k in c.kinds})
         unknown = [k for k in kinds if k not in known]
         if unknown:
-            raise UsageError(f"--kinds {unknown[0]!r} matches no chunk", hint=f"use some of {', '.join(known)}")
+            raise UsageError(f"--kinds {unknown[0]!r} matches no chunk",
+                             hint=f"use some of {', '.join(known)}")
     return make_filter(doc=args.doc, kinds=kinds) if (args.doc or kinds) else None
 
 
@@ -259,32 +261,34 @@ def _ranked_lines(retriever, hits) -> list[str]:
 
 
 def _ask(args: argparse.Namespace) -> int:
-    from course_lib.core.pipeline import build_pipeline
     from course_lib.core.serve import build_prompt
 
     _pipeline_name(args.pipeline)
     question = _question(args.question)
     loaded = _load(args)
-    retriever = build_pipeline(args.pipeline, loaded.pages, model=args.model)
+    retriever = _build(args.pipeline, loaded, model=args.model)
     where = _where(args, retriever.chunks)
-    hits = retriever.search(question, k=args.k, where=where)  # once: the prompt reuses these hits
-    print(f"{args.pipeline}: {getattr(retriever, 'name', '')}")
-    print("\n".join(_ranked_lines(retriever, hits)))
+    with progress("searching and re-ranking"):
+        hits = retriever.search(question, k=args.k, where=where)  # once: the prompt reuses these hits
+    say(f"{args.pipeline}: {getattr(retriever, 'name', '')}")
+    say("\n".join(_ranked_lines(retriever, hits)))
     if args.prompt:
-        print("\n" + build_prompt(question, hits, retriever.chunks, base_url=_base_url(args, loaded)))
+        say("\n" + build_prompt(question, hits, retriever.chunks, base_url=_base_url(args, loaded)))
     return 0
 
 
 def _compare(args: argparse.Namespace) -> int:
-    from course_lib.core.pipeline import PIPELINES, build_pipeline
+    from course_lib.core.pipeline import PIPELINES
 
     names = ("naive", _pipeline_name(args.against))
     question = _question(args.question)
     loaded = _load(args)
     for name in names:
-        retriever = build_pipeline(name, loaded.pages, model=args.model)
-        print(f"{PIPELINES[name][1]}")
-        print("\n".join(_ranked_lines(retriever, retriever.search(question, k=args.k))))
+        retriever = _build(name, loaded, model=args.model)
+        with progress(f"searching with {name!r}"):
+            hits = retriever.search(question, k=args.k)
+        say(f"{PIPELINES[name][1]}")
+        say("\n".join(_ranked_lines(retriever, hits)))
     return 0
 
 
@@ -294,23 +298,36 @@ class _Parser(argparse.ArgumentParser):
     """argparse, but a usage error is one line in the same shape as every other error."""
 
     def error(self, message: str) -> None:  # type: ignore[override]
-        self.exit(UsageError.exit_code, f"error: {message} — see `{self.prog} --help`\n")
+        self.exit(UsageError.exit_code, f"error: {safe(message, one_line=True)} — see `{self.prog} --help`\n")
+
+
+def _corpus_options(command: argparse.ArgumentParser, *, required: bool = False) -> None:
+    """--corpus and --include, the same for every command that reads a folder of pages."""
+    command.add_argument("--corpus", type=Path, required=required,
+                         help="folder of HTML" + ("" if required else " (default: the shipped corpus)"))
+    command.add_argument("--include", action="append", metavar="GLOB",
+                         help="also read files matching GLOB, e.g. '*.php' (.html, .htm, .xhtml are read)")
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """The command line's parser: one sub-command per task, each with --debug."""
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--debug", action="store_true", help="show the traceback of an error")
     parser = _Parser(prog="python -m course_lib", description=__doc__, parents=[common],
                      formatter_class=argparse.RawDescriptionHelpFormatter)
     commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
-    commands.add_parser("check", help="environment self-check", parents=[common]).set_defaults(func=_check)
-    validate = commands.add_parser("validate-golden", help="check a golden file against a corpus", parents=[common])
+
+    def command(name: str, help_text: str) -> argparse.ArgumentParser:
+        return commands.add_parser(name, help=help_text, parents=[common])
+
+    command("check", "environment self-check").set_defaults(func=_check)
+    validate = command("validate-golden", "check a golden file against a corpus")
     validate.add_argument("file", type=Path)
-    validate.add_argument("--corpus", type=Path, required=True)
+    _corpus_options(validate, required=True)
     validate.set_defaults(func=_validate)
-    commands.add_parser("pipelines", help="list the pipelines", parents=[common]).set_defaults(func=_pipelines)
-    evaluate = commands.add_parser("evaluate", help="score a pipeline on a golden file", parents=[common])
-    evaluate.add_argument("--corpus", type=Path, help="folder of HTML (default: the shipped corpus)")
+    command("pipelines", "list the pipelines").set_defaults(func=_pipelines)
+    evaluate = command("evaluate", "score a pipeline on a golden file")
+    _corpus_options(evaluate)
     evaluate.add_argument("--golden", type=Path, help="golden JSONL (default: data/golden/golden.jsonl)")
     evaluate.add_argument("--pipeline", default="naive", help="a name from `pipelines`")
     evaluate.add_argument("--split", default="dev", choices=["dev", "test", "all"])
@@ -320,42 +337,46 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.add_argument("--skip-invalid", action="store_true",
                           help="leave out (and name) golden questions that do not match the corpus")
     evaluate.set_defaults(func=_evaluate)
-    draft = commands.add_parser("golden-draft", help="draft golden lines (evidence, no question)", parents=[common])
-    draft.add_argument("--corpus", type=Path, required=True, help="folder of HTML")
-    draft.add_argument("--out", type=Path, required=True, help="JSONL to write (never overwritten without --force)")
+    draft = command("golden-draft", "draft golden lines (evidence, no question)")
+    _corpus_options(draft, required=True)
+    draft.add_argument("--out", type=Path, required=True,
+                       help="JSONL to write (never overwritten without --force)")
     draft.add_argument("--n", type=_positive, default=40, help="how many lines to draft")
     draft.add_argument("--force", action="store_true", help="overwrite an existing --out file")
     draft.set_defaults(func=_golden_draft)
-    ask = commands.add_parser("ask", help="ranked sources for a question", parents=[common])
+    ask = command("ask", "ranked sources for a question")
     ask.add_argument("question")
     ask.add_argument("--pipeline", default=FINAL_PIPELINE)
     ask.add_argument("--doc", help="only this page (path inside the corpus)")
     ask.add_argument("--kinds", help="only chunks holding these block kinds, comma-separated")
     ask.add_argument("--prompt", action="store_true", help="also print the prompt with numbered sources")
     ask.add_argument("--base-url", help="site the prompt's sources link to (default: found in the corpus)")
-    compare = commands.add_parser("compare", help="naive and final pipeline side by side", parents=[common])
+    compare = command("compare", "naive and final pipeline side by side")
     compare.add_argument("question")
     compare.add_argument("--against", default=FINAL_PIPELINE)
-    for command in (ask, compare):
-        command.add_argument("--k", type=_positive, default=5, help="how many sources (at least 1)")
-        command.add_argument("--corpus", type=Path, help="folder of HTML (default: the shipped corpus)")
-        command.add_argument("--model", help="embedding model name or folder (default: bundled MiniLM)")
+    for each in (ask, compare):
+        each.add_argument("--k", type=_positive, default=5, help="how many sources (at least 1)")
+        _corpus_options(each)
+        each.add_argument("--model", help="embedding model name or folder (default: bundled MiniLM)")
     ask.set_defaults(func=_ask)
     compare.set_defaults(func=_compare)
     return parser
 
 
-def _one_line(err: BaseException) -> str:
-    text = err.one_line() if hasattr(err, "one_line") else str(err)
-    return " ".join(text.split())
+def _one_line(err: CourseError) -> str:
+    """The error's one line, whitespace collapsed, made safe to print."""
+    return safe(" ".join(err.one_line().split()), one_line=True)
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run one command; a user-facing error becomes one line and its family's exit code."""
+    """Run one command; a user-facing error (a CourseError) becomes one line and its family's exit
+    code. Anything else is a bug and keeps its traceback. `--debug` prints the traceback of a
+    user-facing error too (with the error it came from), and the traceback of each cache warning."""
     for stream in (sys.stdout, sys.stderr):  # a file name that is not UTF-8 must not crash a print
         if hasattr(stream, "reconfigure"):
             stream.reconfigure(errors="backslashreplace")
     args = build_parser().parse_args(argv)
+    debug_logging(args.debug)
     try:
         return args.func(args)
     except KeyboardInterrupt:
@@ -363,14 +384,11 @@ def main(argv: list[str] | None = None) -> int:
             raise
         print("error: interrupted — nothing was written", file=sys.stderr)
         return INTERRUPTED
-    except Exception as err:  # noqa: BLE001 - only the library's own errors are caught; others re-raise
-        code = exit_code_for(err)
-        if code is None:
-            raise
+    except CourseError as err:
         if args.debug:
-            traceback.print_exc()
+            print(safe(traceback.format_exc()), file=sys.stderr, end="")
         print(f"error: {_one_line(err)}", file=sys.stderr)
-        return code
+        return err.exit_code
 
 
 if __name__ == "__main__":

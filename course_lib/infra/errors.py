@@ -77,8 +77,3 @@ class OutputError(CourseError):
 
 
 INTERRUPTED = 130  # the shell's convention for Ctrl-C
-
-
-def exit_code_for(err: BaseException) -> int | None:
-    """The exit code for a user-facing error, chosen by its class; None for a bug."""
-    return err.exit_code if isinstance(err, CourseError) else None

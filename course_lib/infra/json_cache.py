@@ -2,7 +2,7 @@
 
 For results that are slow to compute and not arrays (lesson 10's peer chunkings: docling takes
 a minute per corpus): the file name is a digest of the inputs, so a changed input is a new
-file and a stale result is never read. Files are written atomically (a new file, then a rename)
+file and a stale result is never read. Files are written atomically (`infra.files.atomic_write`),
 so a reader in another process never meets half of one, and a disk that misbehaves costs one
 warning line (the embedding store's, once per folder and problem), never the result: the caller
 computes again.
@@ -12,11 +12,10 @@ from __future__ import annotations
 import gzip
 import hashlib
 import json
-import os
-import uuid
 from collections.abc import Iterable
 from pathlib import Path
 
+from course_lib.infra.files import atomic_write
 from course_lib.infra.paths import cache_dir
 from course_lib.infra.vector_cache import warn_once
 
@@ -43,11 +42,8 @@ def read_json(path: Path):
 
 def write_json(path: Path, value) -> None:
     """Store a JSON-able value atomically; a folder that cannot be written costs one warning line."""
-    partial = path.with_name(f".{path.name}.{uuid.uuid4().hex}.partial")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        partial.write_bytes(gzip.compress(json.dumps(value).encode("utf-8")))
-        os.replace(partial, path)
+        atomic_write(path, gzip.compress(json.dumps(value).encode("utf-8")))
     except OSError as err:
         warn_once(path.parent, "not written, computing without caching", err)
-        partial.unlink(missing_ok=True)

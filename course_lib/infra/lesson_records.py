@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from course_lib.infra.files import atomic_write
 from course_lib.infra.paths import cache_dir
 
 
@@ -26,7 +27,7 @@ def record(lesson: str, **figures) -> dict:
     path = lessons_dir() / f"{lesson}.json"
     current = json.loads(path.read_text()) if path.exists() else {}
     current.update(figures)
-    path.write_text(json.dumps(current, indent=2, sort_keys=True, default=str))
+    atomic_write(path, json.dumps(current, indent=2, sort_keys=True, default=str))
     return dict(sorted(figures.items()))
 
 

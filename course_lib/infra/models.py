@@ -15,9 +15,10 @@ from pathlib import Path
 import numpy as np
 
 from course_lib.infra.errors import ModelLoadError
+from course_lib.infra.files import hash_file_into
 from course_lib.infra.paths import cache_dir
 from course_lib.infra.shipped import shipped_vectors
-from course_lib.infra.vector_cache import VectorStore
+from course_lib.infra.vector_cache import VectorStore, warn_once
 
 DEFAULT_EMBEDDER = "all-MiniLM-L6-v2 (bundled)"
 
@@ -125,9 +126,7 @@ def _folder_fingerprint(folder: Path) -> str:
         digest = hashlib.sha256()
         for path, (rel, size, _) in zip(files, stats, strict=True):
             digest.update(f"{rel}\0{size}\0".encode())
-            with path.open("rb") as handle:
-                for block in iter(lambda: handle.read(1 << 20), b""):
-                    digest.update(block)
+            hash_file_into(digest, path)
         _fingerprints[(folder, stats)] = digest.hexdigest()[:16]
     return _fingerprints[(folder, stats)]
 
@@ -139,7 +138,7 @@ def _hub_fingerprint(name: str) -> str:
         from huggingface_hub import snapshot_download
 
         return f"hub@{Path(snapshot_download(name, local_files_only=True)).name[:16]}"
-    except Exception:  # not cached yet: the name is all there is to go on
+    except (ImportError, OSError, ValueError):  # not cached (or not a hub name): the name is all there is
         return "hub"
 
 
@@ -178,11 +177,13 @@ class EmbeddingCache:
 
     Several processes (two notebooks, a classroom on one shared COURSE_CACHE_DIR) may read and
     write it at once. Vectors read once are kept in memory, so a lesson that embeds the same
-    chunks again pays nothing.
+    chunks again pays nothing. With `width` (the model's dimension), a stored vector of another
+    width is a miss with one warning line; a NaN or infinity always is.
     """
 
-    def __init__(self, model_key: str, *, root: Path | None = None):
+    def __init__(self, model_key: str, *, width: int | None = None, root: Path | None = None):
         self.folder = self.folder_for(model_key, root=root)
+        self.width = width
         self.store = VectorStore(self.folder, dtype=np.float32)
         self._vectors: dict[str, np.ndarray] = {}
 
@@ -195,8 +196,9 @@ class EmbeddingCache:
         return len(self.store)
 
     def get(self, key: str) -> np.ndarray | None:
+        """The vector stored for a text key, or None (absent, or not a usable vector)."""
         if key not in self._vectors:
-            found = self.store.get(key)
+            found = self.store.get(key, width=self.width, rows=1)
             if found is None:
                 return None
             self._vectors[key] = found.reshape(-1)
@@ -212,12 +214,27 @@ class EmbeddingCache:
 _open_caches: dict[Path, EmbeddingCache] = {}
 
 
-def open_cache(model_key: str) -> EmbeddingCache:
+def open_cache(model_key: str, *, width: int | None = None) -> EmbeddingCache:
     """The process-wide EmbeddingCache of a model, so each vector is read from disk only once."""
     probe = EmbeddingCache.folder_for(model_key)
     if probe not in _open_caches:
-        _open_caches[probe] = EmbeddingCache(model_key)
-    return _open_caches[probe]
+        _open_caches[probe] = EmbeddingCache(model_key, width=width)
+    cache = _open_caches[probe]
+    cache.width = cache.width or width
+    return cache
+
+
+# A normalised vector whose length is off by more than this was not written by `embed`.
+UNIT_TOLERANCE = 1e-3
+
+
+def _usable(vector: np.ndarray | None, *, normalize: bool, source: Path | str) -> np.ndarray | None:
+    """A looked-up vector, or None when `normalize` asks for unit vectors and it is not one (a
+    planted or damaged value: one warning line, then it is computed again)."""
+    if vector is None or not normalize or abs(float(vector @ vector) - 1.0) <= 2 * UNIT_TOLERANCE:
+        return vector
+    warn_once(Path(source), "holds vectors that are not unit length: ignored, computed again")
+    return None
 
 
 def embed(
@@ -237,17 +254,18 @@ def embed(
     similarity a plain dot product.
     """
     encoder = load_embedder(model)
+    width = encoder.get_embedding_dimension()
     keys = [text_key(t) for t in texts]
     cache_key = model_id(model) + f"|normalize={normalize}"
-    cache = open_cache(cache_key) if use_cache else None
+    cache = open_cache(cache_key, width=width) if use_cache else None
     # The shipped vectors come first, so a fresh clone and a warm cache rank with the same ones.
-    shipped = shipped_vectors(cache_key) if use_cache else None
+    shipped = shipped_vectors(cache_key, width=width) if use_cache else None
     known: dict[str, np.ndarray] = {}
     todo: dict[str, str] = {}  # each distinct text once, in first-seen order
     for key, text in zip(keys, texts, strict=True):
         vector = shipped.get(key) if shipped is not None else None
         if vector is None and cache is not None:
-            vector = cache.get(key)
+            vector = _usable(cache.get(key), normalize=normalize, source=cache.folder)
         if vector is not None:
             known[key] = vector
         else:

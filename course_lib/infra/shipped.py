@@ -17,7 +17,6 @@ Set COURSE_SHIPPED_EMBEDDINGS=0 to ignore it.
 """
 from __future__ import annotations
 
-import hashlib
 import logging
 import os
 from functools import lru_cache
@@ -25,6 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
+from course_lib.infra.files import atomic_open, atomic_write, file_sha256
 from course_lib.infra.paths import DATA_DIR
 
 SHIPPED_FILE = DATA_DIR / "embeddings" / "all-MiniLM-L6-v2.npz"
@@ -34,15 +34,6 @@ log = logging.getLogger("course_lib.cache")
 def checksum_file(path: Path = SHIPPED_FILE) -> Path:
     """Where the sha256 of a shipped file is kept: `<file>.sha256`."""
     return path.with_name(path.name + ".sha256")
-
-
-def file_sha256(path: Path) -> str:
-    """The sha256 of a file's bytes."""
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 class ShippedVectors:
@@ -71,18 +62,21 @@ def write_shipped(path: Path, model_key: str, keys: list[str], vectors: np.ndarr
     order = sorted(range(len(keys)), key=keys.__getitem__)
     digests = np.frombuffer(b"".join(bytes.fromhex(keys[i]) for i in order), np.uint8).reshape(-1, 32)
     path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("wb") as handle:
+    with atomic_open(path) as handle:
         np.savez(handle, model_key=np.array(model_key), keys=digests,
                  vectors=np.asarray(vectors, np.float32)[order])
     digest = file_sha256(path)
-    checksum_file(path).write_text(f"{digest}  {path.name}\n", encoding="utf-8")
+    atomic_write(checksum_file(path), f"{digest}  {path.name}\n")
     return digest
 
 
 @lru_cache(maxsize=4)
-def shipped_vectors(model_key: str, path: Path = SHIPPED_FILE) -> ShippedVectors | None:
-    """The shipped vectors for `model_key`, or None: no file, another model, or a file whose sha256
-    does not match its checksum (one warning line; the vectors are then computed as usual)."""
+def shipped_vectors(model_key: str, path: Path = SHIPPED_FILE, *, width: int | None = None,
+                    ) -> ShippedVectors | None:
+    """The shipped vectors for `model_key`, or None: no file, another model, a file whose sha256
+    does not match its checksum, or one whose arrays do not fit (keys and rows, `width`), each
+    with one warning line; the vectors are then computed as usual. Rows that are not finite
+    (NaN, infinity) are left out with one warning line: those texts are embedded again."""
     if os.environ.get("COURSE_SHIPPED_EMBEDDINGS", "1").strip() == "0" or not path.is_file():
         return None
     recorded = checksum_file(path)
@@ -94,4 +88,26 @@ def shipped_vectors(model_key: str, path: Path = SHIPPED_FILE) -> ShippedVectors
     with np.load(path, allow_pickle=False) as data:
         if str(data["model_key"]) != model_key:
             return None
-        return ShippedVectors(data["keys"], data["vectors"])
+        keys, vectors = data["keys"], data["vectors"]
+    problem = _shape_problem(keys, vectors, width=width)
+    if problem:
+        log.warning("course_lib: %s %s: not used (restore it with `git checkout -- data/embeddings/`)",
+                    path, problem)
+        return None
+    finite = np.isfinite(vectors).all(axis=1)
+    if not finite.all():
+        log.warning("course_lib: %s has %d vectors that are not finite (NaN or infinity): those texts "
+                    "are embedded again", path, int((~finite).sum()))
+        keys, vectors = keys[finite], vectors[finite]
+    return ShippedVectors(keys, vectors)
+
+
+def _shape_problem(keys: np.ndarray, vectors: np.ndarray, *, width: int | None) -> str | None:
+    """What is wrong with the arrays of a shipped file, or None."""
+    if keys.ndim != 2 or keys.shape[1] != 32 or keys.dtype != np.uint8:
+        return f"has keys of shape {keys.shape} ({keys.dtype}), not sha256 digests"
+    if vectors.ndim != 2 or len(vectors) != len(keys):
+        return f"has vectors of shape {vectors.shape} for {len(keys)} keys"
+    if width is not None and vectors.shape[1] != width:
+        return f"has vectors of width {vectors.shape[1]}, not the model's {width}"
+    return None

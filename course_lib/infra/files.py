@@ -1,0 +1,127 @@
+"""Files the course writes and hashes: one atomic write for every writer, one file hash.
+
+Every file the library writes (an `--out` result, a golden draft, a cached JSON result, a lesson
+record, the shipped embeddings) goes through `atomic_write` or `atomic_open`: the bytes go to a
+new temporary file in the same folder, are flushed to the disk (fsync), and only then renamed
+over the target. A rename within one folder is atomic, so a reader, or a learner whose run was
+killed half-way (Ctrl-C, a full disk, SIGKILL), finds either the old file or the new one, never
+half of one. The temporary file's name starts with a dot and ends in `.partial`, so no loader
+mistakes it for data.
+
+`file_sha256` is the one place that reads a file to hash it (manifests, model fingerprints, the
+shipped embeddings' checksum); `check_out` the one set of rules an `--out` path must pass
+before a command runs.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import stat
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import BinaryIO
+
+from course_lib.infra.errors import OutputError
+
+_BLOCK = 1 << 20  # read files in 1 MiB blocks: hashing a 90 MB model never holds it in memory
+
+
+def hash_file_into(digest: hashlib._Hash, path: str | Path) -> hashlib._Hash:
+    """Feed a file's bytes into `digest` block by block and return the digest."""
+    with Path(path).open("rb") as handle:
+        for block in iter(lambda: handle.read(_BLOCK), b""):
+            digest.update(block)
+    return digest
+
+
+def file_sha256(path: str | Path) -> str:
+    """The sha256 hex digest of a file's bytes."""
+    return hash_file_into(hashlib.sha256(), path).hexdigest()
+
+
+def partial_path(path: Path) -> Path:
+    """A fresh temporary name next to `path`: `.<name>.<random>.partial`."""
+    return path.with_name(f".{path.name}.{uuid.uuid4().hex[:12]}.partial")
+
+
+def _fsync_folder(folder: Path) -> None:
+    """Make the rename itself durable; some systems cannot open a folder, which is harmless."""
+    try:
+        handle = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(handle)
+    except OSError:
+        pass
+    finally:
+        os.close(handle)
+
+
+@contextmanager
+def atomic_open(path: str | Path) -> Iterator[BinaryIO]:
+    """Open a binary handle whose bytes replace `path` only when the block ends without an error.
+
+    The temporary file is created with mode 0o666 minus the umask, like any new file, so the
+    result gets the permissions a plain write would give it. On any error (or KeyboardInterrupt)
+    the temporary file is removed and `path` is left as it was.
+    """
+    target = Path(path)
+    partial = partial_path(target)
+    fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            yield handle
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(partial, target)
+    except BaseException:
+        partial.unlink(missing_ok=True)
+        raise
+    _fsync_folder(target.parent)
+
+
+def atomic_write(path: str | Path, data: bytes | str, *, encoding: str = "utf-8") -> None:
+    """Replace `path` with `data` (text is encoded with `encoding`) atomically; see `atomic_open`."""
+    payload = data.encode(encoding) if isinstance(data, str) else data
+    with atomic_open(path) as handle:
+        handle.write(payload)
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    """True when both paths name one file: same device and inode, so a hard link or a symlink to
+    an input counts as the input itself."""
+    try:
+        return os.path.samefile(a, b)
+    except OSError:  # one of them does not exist: not the same file
+        return False
+
+
+def _read_only(path: Path) -> bool:
+    """True for a file its owner marked read-only (root may write it anyway: the mark decides)."""
+    return not path.stat().st_mode & stat.S_IWUSR or not os.access(path, os.W_OK)
+
+
+def check_out(out: Path, *, force: bool, corpus: Path, inputs: list[Path]) -> None:
+    """Refuse an `--out` path before the run, with an OutputError, when writing it would destroy
+    data (an input, by identity; a file in the corpus; an existing file without `force`; a file
+    marked read-only) or cannot succeed (a folder; a missing or read-only folder)."""
+    if any(_same_file(out, p) or out.resolve() == p.resolve() for p in inputs):
+        raise OutputError("--out is one of the inputs", path=out, hint="write the result to another file")
+    if out.resolve().is_relative_to(corpus.resolve()):
+        raise OutputError("--out is inside the corpus folder", path=out, hint="write the result elsewhere")
+    if out.is_dir():
+        raise OutputError("--out is a folder", path=out, hint="give a file name")
+    if out.exists() and not force:
+        raise OutputError("the file exists", path=out,
+                          hint="pass --force to overwrite it, or choose another --out")
+    if out.exists() and _read_only(out):
+        raise OutputError("the file is read-only", path=out,
+                          hint="make it writable (chmod u+w) if it may be replaced, or choose another --out")
+    folder = out.parent if str(out.parent) else Path(".")
+    if not folder.is_dir():
+        raise OutputError("its folder does not exist", path=out, hint=f"create {folder} first")
+    if not os.access(folder, os.W_OK):
+        raise OutputError("its folder is not writable", path=out, hint="choose a folder you can write to")

@@ -1,0 +1,71 @@
+"""What the command line prints: lines safe for a terminal, word of a long stage, --debug logs.
+
+Page text, file names and messages come from anywhere, so every line goes through
+`safe_text.safe` (no terminal control sequence, no password). A stage that takes long (parsing a
+25 MB page, chunking and embedding it) says so on stderr every so often instead of leaving a
+learner with minutes of silence; a quick one prints nothing.
+"""
+from __future__ import annotations
+
+import logging
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from course_lib.infra.safe_text import safe
+
+PROGRESS_AFTER_S = 10.0  # a stage that runs longer than this says so on stderr ...
+PROGRESS_EVERY_S = 30.0  # ... and again this often
+
+
+def say(text: str = "", *, error: bool = False) -> None:
+    """Print a line (stdout, or stderr for `error`) with nothing a terminal would act on and no
+    password."""
+    print(safe(text), file=sys.stderr if error else sys.stdout)
+
+
+@contextmanager
+def progress(what: str, *, after_s: float | None = None, every_s: float | None = None) -> Iterator[None]:
+    """Say on stderr `... <what>: <seconds> s` once the block has run `after_s` seconds (default
+    PROGRESS_AFTER_S), then every `every_s` (default PROGRESS_EVERY_S), until it ends."""
+    done, start = threading.Event(), time.monotonic()
+    first = PROGRESS_AFTER_S if after_s is None else after_s
+    then = PROGRESS_EVERY_S if every_s is None else every_s
+
+    def beat() -> None:
+        wait = first
+        while not done.wait(wait):
+            print(f"... {safe(what, one_line=True)}: {time.monotonic() - start:.0f} s", file=sys.stderr,
+                  flush=True)
+            wait = then
+
+    thread = threading.Thread(target=beat, daemon=True, name=f"progress: {what}")
+    thread.start()
+    try:
+        yield
+    finally:
+        done.set()
+        thread.join()
+
+
+class _SafeStderr(logging.Handler):
+    """Log lines (and their tracebacks) on the current stderr, made safe like every other line."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            print(safe(self.format(record)), file=sys.stderr)
+        except (OSError, ValueError):  # a closed stream: the line is lost, the command goes on
+            self.handleError(record)
+
+
+def debug_logging(on: bool) -> None:
+    """For --debug (`on`): the library's DEBUG records (a skipped page's parser traceback) and
+    the tracebacks of its warnings reach stderr. Off: back to warnings alone, one line each."""
+    logger = logging.getLogger("course_lib")
+    for handler in [h for h in logger.handlers if isinstance(h, _SafeStderr)]:
+        logger.removeHandler(handler)
+    logger.setLevel(logging.DEBUG if on else logging.NOTSET)
+    if on:
+        logger.addHandler(_SafeStderr())
