@@ -1,47 +1,77 @@
-"""Every default the pipeline uses, in one place, with the lesson that chose it.
+"""Every default the course uses, in one place, under a name that says what it is for, with the
+lesson that chose it.
 
 Stages read their defaults from here, so "the final pipeline" means the same thing in the
 lessons, the command line, the benchmarks and the tests. A lesson that measures another value
-passes one keyword (`top_n=10`); it never edits this file.
+passes one keyword (`top_n=10`); it never edits this file. A test (tests/test_settings.py) fails
+when a public function's numeric default is typed anywhere else.
 """
 from __future__ import annotations
 
 # --- parsing and cleaning (lesson 03) ---------------------------------------------------------
-MIN_CHARS = 200  # a page with less text than this outside its headings is a stub (second source)
-MAX_SHARE = 0.5  # frequency boilerplate: a block on more than half the pages; lesson 03 shows
-#                  that 0.05 (the production write-up's "a few percent") deletes real labels here
-MIN_PAGES = 3  # ... and on at least this many pages, so a two-page site keeps its text
-PARSER_FAILURE_LIMIT = 0.10  # a run where parser exceptions hit more pages than this is an error
-PARSER_FAILURE_MIN = 3  # ... and at least this many pages
+STUB_MIN_CHARS = 200  # a page with less text than this outside its headings is a stub (chunking lesson)
+BOILERPLATE_MAX_PAGE_SHARE = 0.5  # frequency boilerplate: a block on more than half the pages;
+#                                   lesson 03 shows that 0.05 (the production write-up's "a few
+#                                   percent") deletes real labels here
+BOILERPLATE_MIN_PAGES = 3  # ... and on at least this many pages, so a two-page site keeps its text
+PARSER_FAILURE_MAX_SHARE = 0.10  # a run where parser exceptions hit more pages than this is an error
+PARSER_FAILURE_MIN_PAGES = 3  # ... and at least this many pages
+SURVEY_REPEAT_SHARE = 0.5  # lesson 00: a text on at least half the pages is "repeated"
+SURVEY_MIN_CHARS = 3  # lesson 00: shorter texts (bullets, "¶") are not counted as repeats
 
 # --- chunking (lessons 01, 04, 05) ------------------------------------------------------------
-NAIVE_SIZE = 1000  # lesson 01: fixed chunks of 1,000 characters ...
-NAIVE_OVERLAP = 200  # ... repeating the last 200
-OVERLAP_BLOCKS = 0  # lesson 04's sweep: one block of overlap did not beat none
+NAIVE_CHUNK_CHARS = 1000  # lesson 01: fixed chunks of 1,000 characters ...
+NAIVE_OVERLAP_CHARS = 200  # ... repeating the last 200
+CHUNK_OVERLAP_BLOCKS = 0  # lesson 04's sweep: one block of overlap did not beat none
+CHUNK_MARGIN_TOKENS = 0  # lesson 05: tokens held back from the window (e.g. for an instruction prefix)
 PREFER_BLANK = 0.6  # lesson 05: cut long code at a blank line once a piece is 60% of the budget
+WINDOW_TOKENS = 256  # lesson 05: the bundled MiniLM's real input limit (max_seq_length), where a
+#                      viewer needs a number before any model is loaded; code that has a model asks
+#                      it (`models.max_input_tokens`)
+SPECIAL_TOKENS = 2  # lesson 05: [CLS] and [SEP], added to every text a BERT-style model reads
+TOKEN_COUNT_CACHE = 50_000  # lesson 05: texts whose token count is remembered
+TOKENIZE_BATCH = 1024  # lesson 05: texts tokenized per call
 
 # --- retrieval (lessons 06, 07) ---------------------------------------------------------------
+BM25_K1 = 1.5  # lesson 06: rank_bm25's and Lucene's defaults ...
+BM25_B = 0.75  # ... for term saturation and length normalisation
 RRF_K = 60  # lesson 06: the original paper's k, kept fixed: choosing k on dev would tune on the
 #              questions we report (lesson 06 shows the sweep and its spread)
-CANDIDATES = 50  # lesson 06: each retriever's list length before fusion
-TOP_N = 30  # lesson 07: the fused shortlist the re-ranker re-orders
-BATCH_SIZE = 32  # lesson 07: pairs per forward pass of the re-ranker
+FUSION_CANDIDATES = 50  # lesson 06: each retriever's list length before fusion
+RERANK_TOP_N = 30  # lesson 07: the fused shortlist the re-ranker re-orders
+RERANK_BATCH_SIZE = 32  # lesson 07: pairs per forward pass of the re-ranker
+RERANK_MAX_TOKENS = 512  # lesson 07: a cross-encoder's input, question and chunk together
+TOKEN_VECTOR_CACHE = 4096  # lesson 07: chunks whose MaxSim token vectors stay in memory
+EMBED_BATCH_SIZE = 32  # lesson 01: texts per forward pass of the embedder
 
 # --- evaluation (lesson 02) -------------------------------------------------------------------
-DEPTH = 20  # rankings are judged to this depth: recall@20 and MRR@20
-CONTEXT_BUDGET = 1000  # tokens of ranked context for the budget metrics (lesson 02)
-CONFIDENCE = 0.95
+EVAL_DEPTH = 20  # rankings are judged to this depth: recall@20 and MRR@20
+EVAL_CUTOFFS = (5, 20)  # recall@5 (what fits a prompt) and recall@20 (what a re-ranker can reach)
+CONTEXT_BUDGET_TOKENS = 1000  # tokens of ranked context for the budget metrics (lesson 02)
+CONFIDENCE = 0.95  # lesson 02: every interval is a 95% interval, every test at 5%
 N_RESAMPLES = 10_000  # bootstrap and permutation resamples for continuous metrics (MRR)
 RESAMPLE_BLOCK = 2_000_000  # values held at once while resampling: memory stays flat as a golden file grows
 EQUIVALENCE_MARGIN = 0.05  # lesson 02: "no difference" means shown within +-0.05 by two one-sided tests
 POWER = 0.8  # lesson 02: the power at which a split's minimum detectable difference is computed
-SEED = 0
+SEED = 0  # every random draw (resamples, samples) is repeatable
+DISPLAY_DIGITS = 3  # figures in tables and verdicts: three decimals (one question in 200 is 0.005)
+GOLDEN_DRAFT_SIZE = 40  # lesson 10: quotes `golden-draft` proposes for a new site
+
+# --- diversity (lesson 09) --------------------------------------------------------------------
+MAX_CHUNKS_PER_PAGE = 2  # lesson 09: the cap on one page's chunks in a result list
+MMR_WEIGHT = 0.7  # lesson 09: relevance against novelty in maximal marginal relevance
+CHUNK_VIEW_REPEAT_CHARS = 20  # lesson 10's chunk viewer: a repeated prefix this long is overlap
 
 # --- serving (lesson 08) ----------------------------------------------------------------------
 PROMPT_CHUNKS = 4  # the production write-up went from eight chunks to four
-RESULT_TTL = 300.0  # seconds a cached result stays valid
-RESULT_CACHE_SIZE = 1024
-QUERY_CACHE_SIZE = 4096
+RESULT_TTL_SECONDS = 300.0  # seconds a cached result stays valid
+RESULT_CACHE_SIZE = 1024  # lesson 08: distinct (query, filters) results kept
+QUERY_CACHE_SIZE = 4096  # lesson 08: query vectors kept in memory
+ANSWER_MAX_TOKENS = 500  # lesson 08: the longest answer asked of an LLM, where a key is configured
+
+# --- PostgreSQL + pgvector (lesson 11) --------------------------------------------------------
+HNSW_EF_SEARCH = 40  # pgvector's default candidate list for an HNSW query
+GROWTH_NOISE = 0.05  # lesson 11: how far the copies of the real vectors are moved (unit vectors)
 
 # --- the pipelines ----------------------------------------------------------------------------
 FINAL_PIPELINE = "reranked"  # what `ask`, `compare`, the benchmarks and lesson 09 call final

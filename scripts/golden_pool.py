@@ -1,16 +1,20 @@
 """Pooled judgments for a golden set: every place that answers counts, as TREC pools do.
 
-    python scripts/golden_pool.py build python --batches /tmp/pool-python [--per-batch 40]
-    python scripts/golden_pool.py apply python --verdicts /tmp/pool-python/verdicts
+    python scripts/golden_pool.py build python --batches /tmp/pool-python
+    python scripts/golden_pool.py pages python --batches /tmp/pool-python [--per-batch 20]
+    python scripts/golden_pool.py apply python --batches /tmp/pool-python --verdicts DIR
 
 `build` runs every registered pipeline (lessons 01-07) and every peer library (lesson 10) on every
 question of the set, both splits, keeps each one's top DEPTH chunks, and pools them per question:
 one item per distinct (page, chunk body), with no record of which system retrieved it in what the
 reader sees. Items whose body already holds the gold quote on the gold page need no reading: the
-judge credits them anyway. Every other item goes to a reading batch (JSONL, item order shuffled
-by a fixed seed): the question, its gold quote and the chunk's page and text. Readers mark each
-item that answers the question in other words or on another page and copy the shortest verbatim
-quote (4-20 words, one block of that page's visible text) that carries the answer.
+judge credits them anyway. Every other item is written out (`batch_*.jsonl`, item order shuffled
+by a fixed seed). `pages` turns them into what a reader reads (`read_*.jsonl`): for each
+question, one line per page its pooled items come from, holding every distinct sentence and line
+of those items in page order, so text that several chunkers retrieved is read once. Readers write
+a line for each place that answers the question in other words or on another page, with the
+shortest verbatim quote (4-20 words, one block of that page's visible text) that carries it, and
+one "done" line per question once all its pages are read.
 
 `apply` validates every quote a reader gave (on its page, inside one block, not the gold block
 itself) and writes the `also` places into the golden file, replacing earlier ones, and the pool
@@ -30,11 +34,12 @@ from collections import Counter, defaultdict
 from pathlib import Path
 
 from course_lib.core.load import load_pages
-from course_lib.core.pipeline import PIPELINES, build_pipeline
+from course_lib.core.pipeline import PIPELINES
+from course_lib.core.splitting import split_sentences
 from course_lib.evaluation.golden import evidence_problem, load_golden, normalize
 from course_lib.evaluation.golden_checks import in_gold_block, quote_problem, visible_soup
 from course_lib.evaluation.judging import is_relevant
-from course_lib.extras.peers import PEERS
+from course_lib.extras.peers import PEERS, build_any
 from course_lib.infra.files import atomic_write
 from course_lib.infra.paths import DATA_DIR
 
@@ -60,7 +65,7 @@ def build(name: str, batches: Path, per_batch: int) -> None:
     pages = load_pages(corpus=name)
     pooled: dict[str, dict[str, dict]] = defaultdict(dict)
     for system in systems():
-        pipeline = build_pipeline(system, pages)
+        pipeline = build_any(system, pages)
         print(f"{system}: {len(pipeline.chunks)} chunks", flush=True)
         for q in questions:
             for hit in pipeline.search(q.question, k=DEPTH):
@@ -101,8 +106,8 @@ def place_problem(verdict: dict, gold, soups: dict, texts: dict) -> str | None:
     problem = evidence_problem(quote) if quote else "no quote given"
     if problem:
         return problem
-    if normalize(quote) not in normalize(texts[verdict["item"]]):
-        return "the quote is not in the chunk that was read"
+    if normalize(quote) not in normalize(texts[(verdict["question_id"], doc)]):
+        return "the quote is not in the pooled text that was read for this page"
     problem = quote_problem(quote, [soups[doc]], doc)
     if problem:
         return problem
@@ -111,31 +116,63 @@ def place_problem(verdict: dict, gold, soups: dict, texts: dict) -> str | None:
     return None
 
 
+def pages(name: str, batches: Path, per_batch: int) -> None:
+    """Group the pooled items into one reading line per (question, page): the distinct sentences
+    and lines of that page's items in the order the page has them, whole questions per file."""
+    items = [json.loads(line) for path in sorted(batches.glob("batch_*.jsonl"))
+             for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    page_texts = {p.path: normalize(visible_soup(p.html).get_text()) for p in load_pages(corpus=name)}
+    grouped: dict[tuple[str, str], dict] = {}
+    for item in items:
+        key = (item["question_id"], item["page"])
+        fields = ("question_id", "question", "gold_page", "gold_quote", "page")
+        entry = grouped.setdefault(key, {**{k: item[k] for k in fields}, "units": {}, "items": 0})
+        entry["items"] += 1
+        for line in item["text"].split("\n"):
+            for unit in split_sentences(line):
+                if len(normalize(unit)) > 3:
+                    entry["units"].setdefault(normalize(unit), unit.strip())
+    by_question: dict[str, list[dict]] = defaultdict(list)
+    for (qid, page), entry in grouped.items():
+        text = page_texts.get(page, "")
+        ordered = sorted(entry["units"].items(), key=lambda kv: (text.find(kv[0]) % (len(text) + 1)))
+        by_question[qid].append({**{k: v for k, v in entry.items() if k != "units"},
+                                 "text": "\n".join(unit for _, unit in ordered)})
+    questions = sorted(by_question)
+    for number, start in enumerate(range(0, len(questions), per_batch)):
+        lines = [json.dumps(line, ensure_ascii=False) + "\n"
+                 for qid in questions[start:start + per_batch] for line in by_question[qid]]
+        atomic_write(batches / f"read_{number:03d}.jsonl", "".join(lines))
+    words = sum(len(line["text"].split()) for group in by_question.values() for line in group)
+    print(f"{len(items)} items of {len(questions)} questions as {len(grouped)} question-page texts, "
+          f"{words} words, in {len(range(0, len(questions), per_batch))} files under {batches}")
+
+
 def apply(name: str, verdict_dir: Path, batches: Path) -> int:
     """Validate the readers' quotes, write the `also` places and the pool record; 1 on any problem."""
     golden_path = SETS[name]
     questions = {q.id: q for q in load_golden(golden_path)}
     soups = {p.path: visible_soup(p.html) for p in load_pages(corpus=name)}
-    texts = {r["item"]: r["text"] for path in sorted(batches.glob("batch_*.jsonl"))
+    texts = {(r["question_id"], r["page"]): r["text"] for path in sorted(batches.glob("read_*.jsonl"))
              for r in map(json.loads, path.read_text(encoding="utf-8").splitlines())}
-    verdicts = [json.loads(line) for path in sorted(verdict_dir.glob("batch_*.jsonl"))
+    verdicts = [json.loads(line) for path in sorted(verdict_dir.glob("*.jsonl"))
                 for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    done = {v["question_id"] for v in verdicts if v.get("done")}
     problems, places = [], defaultdict(dict)
     for v in verdicts:
         if not v.get("answers"):
             continue
         problem = place_problem(v, questions[v["question_id"]], soups, texts)
         if problem:
-            problems.append(f"{v['question_id']} {v['item']}: {problem}")
+            problems.append(f"{v['question_id']} {v['page']}: {problem}")
             continue
         places[v["question_id"]].setdefault((v["page"], normalize(v["evidence"])),
                                             {"doc": v["page"], "evidence": v["evidence"]})
-    read = {v["item"] for v in verdicts}
-    missing = set(texts) - read
+    missing = {qid for qid, _ in texts} - done
     for problem in problems:
         print(problem)
     if missing:
-        print(f"{len(missing)} pooled items have no verdict (e.g. {sorted(missing)[:3]})")
+        print(f"{len(missing)} questions were not marked done (e.g. {sorted(missing)[:5]})")
     if problems or missing:
         return 1
     lines = []
@@ -147,13 +184,15 @@ def apply(name: str, verdict_dir: Path, batches: Path) -> int:
     atomic_write(golden_path, "\n".join(lines) + "\n")  # the golden file itself: never half written
     with gzip.open(POOL_DIR / f"{name}.pooled.json.gz", "rt", encoding="utf-8") as source:
         pooled = json.load(source)
-    yes = Counter(v["question_id"] for v in verdicts if v.get("answers"))
+    items = pooled["questions"]
     summary = {"set": name, "depth": pooled["depth"], "systems": pooled["systems"],
-               "questions": len(pooled["questions"]),
-               "pooled_items": sum(len(items) for items in pooled["questions"].values()),
-               "holding_the_gold_quote": sum(i["gold"] for items in pooled["questions"].values()
-                                             for i in items.values()),
-               "read": len(read), "read_as_answering": sum(yes.values()),
+               "pooled_at": pooled.get("commit"), "questions": len(items),
+               "pooled_items": sum(len(i) for i in items.values()),
+               "holding_the_gold_quote": sum(x["gold"] for i in items.values() for x in i.values()),
+               "read": sum(not x["gold"] for i in items.values() for x in i.values()),
+               "question_page_texts_read": len(texts),
+               "words_read": sum(len(t.split()) for t in texts.values()),
+               "places_marked_answering": sum(1 for v in verdicts if v.get("answers")),
                "also_places": sum(len(p) for p in places.values()),
                "questions_with_also": len(places)}
     atomic_write(POOL_DIR / f"{name}.json", json.dumps(summary, indent=1) + "\n")
@@ -163,14 +202,17 @@ def apply(name: str, verdict_dir: Path, batches: Path) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("verb", choices=["build", "apply"])
+    parser.add_argument("verb", choices=["build", "pages", "apply"])
     parser.add_argument("set", choices=list(SETS))
     parser.add_argument("--batches", type=Path, required=True, help="folder of the reading batches")
     parser.add_argument("--verdicts", type=Path, help="folder of the readers' verdict files (apply)")
-    parser.add_argument("--per-batch", type=int, default=25, help="questions per reading batch")
+    parser.add_argument("--per-batch", type=int, default=20, help="questions per reading file (pages)")
     args = parser.parse_args(argv)
     if args.verb == "build":
         build(args.set, args.batches, args.per_batch)
+        return 0
+    if args.verb == "pages":
+        pages(args.set, args.batches, args.per_batch)
         return 0
     return apply(args.set, args.verdicts or args.batches / "verdicts", args.batches)
 

@@ -20,7 +20,8 @@ from course_lib.core.load import load_pages
 from course_lib.core.pipeline import build_pipeline
 from course_lib.evaluation.budget import recall_within_budget
 from course_lib.evaluation.golden import load_golden
-from course_lib.evaluation.metrics import RunResult, evaluate_retriever, sensitivity
+from course_lib.evaluation.metrics import evaluate_retriever, sensitivity
+from course_lib.evaluation.results import RunResult
 from course_lib.infra.files import atomic_write
 from course_lib.infra.paths import GOLDEN_FILE, cache_dir
 

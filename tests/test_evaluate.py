@@ -15,7 +15,6 @@ from course_lib.evaluation.compare import holm_adjust, paired_comparison
 from course_lib.evaluation.golden import Place, Question, normalize
 from course_lib.evaluation.judging import is_relevant, is_relevant_by_section, unreachable
 from course_lib.evaluation.metrics import (
-    RunResult,
     bootstrap_ci,
     by_kind,
     evaluate_rankings,
@@ -25,6 +24,7 @@ from course_lib.evaluation.metrics import (
     sensitivity,
     summary,
 )
+from course_lib.evaluation.results import RunResult
 from course_lib.records import Chunk, Hit
 
 DT = "library/datetime.html"

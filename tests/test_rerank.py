@@ -224,7 +224,7 @@ class ConstantReranker:
 
 def test_the_shortlist_is_top_n_or_k_when_k_is_larger():
     assert [rr.shortlist_size(k, top_n=30) for k in (1, 20, 30, 31, 100)] == [30, 30, 30, 31, 100]
-    assert rr.shortlist_size(5) == max(5, settings.TOP_N)
+    assert rr.shortlist_size(5) == max(5, settings.RERANK_TOP_N)
 
 
 def test_rerank_ties_keep_the_fused_order():

@@ -133,8 +133,8 @@ class FrequentBlock:
 def drop_frequent_blocks(
     pages_blocks: Mapping[str, list[Block]] | Iterable[list[Block]],
     *,
-    max_share: float = settings.MAX_SHARE,
-    min_pages: int = settings.MIN_PAGES,
+    max_share: float = settings.BOILERPLATE_MAX_PAGE_SHARE,
+    min_pages: int = settings.BOILERPLATE_MIN_PAGES,
     keep_kinds: tuple[str, ...] = ("heading",),
 ) -> tuple[Mapping[str, list[Block]] | list[list[Block]], list[FrequentBlock]]:
     """Drop blocks whose text appears on more than `max_share` of the pages (and on >= `min_pages`).

@@ -17,6 +17,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
 
+from course_lib import settings
 from course_lib.core.splitting import Split, embedded_text, split_block, split_sentences
 from course_lib.core.tokens import Counter, count_all, get_counter
 from course_lib.infra import models
@@ -69,12 +70,12 @@ def chunk_blocks(
     doc: str,
     title: str = "",
     budget: int | None = None,
-    overlap_blocks: int = 0,
+    overlap_blocks: int = settings.CHUNK_OVERLAP_BLOCKS,
     context: bool = True,
     counter: Counter | None = None,
     model: str | None = None,
     split_long: bool = True,
-    margin: int = 0,
+    margin: int = settings.CHUNK_MARGIN_TOKENS,
     headings: bool = True,
     count_context: bool = True,
 ) -> list[Chunk]:

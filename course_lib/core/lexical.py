@@ -127,7 +127,8 @@ class BM25Retriever:
 
     def __init__(self, chunks: Sequence[Chunk], *,
                  tokenizer: Callable[[str], list[str]] = code_aware_tokens,
-                 k1: float = 1.5, b: float = 0.75, idf: Literal["lucene", "okapi"] = "lucene"):
+                 k1: float = settings.BM25_K1, b: float = settings.BM25_B,
+                 idf: Literal["lucene", "okapi"] = "lucene"):
         if not chunks:
             raise ValueError("BM25Retriever needs at least one chunk")
         if idf not in ("lucene", "okapi"):
@@ -166,7 +167,7 @@ class BM25Retriever:
             matched[docs] = True
         return scores, matched
 
-    def search(self, query: str, *, k: int = settings.DEPTH, where: Where | None = None) -> list[Hit]:
+    def search(self, query: str, *, k: int = settings.EVAL_DEPTH, where: Where | None = None) -> list[Hit]:
         """The k best-scoring chunks among those that contain at least one query term."""
         check_k(k)
         scores, matched = self.scores(query)

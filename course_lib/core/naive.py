@@ -9,6 +9,7 @@ import html
 import re
 from collections.abc import Iterable
 
+from course_lib import settings
 from course_lib.infra.safe_text import CONTROLS
 from course_lib.records import Chunk, Page
 
@@ -29,7 +30,8 @@ def strip_tags(markup: str) -> str:
     return _SPACES.sub(" ", CONTROLS.sub("", html.unescape(text))).strip()
 
 
-def fixed_size_chunks(text: str, *, doc: str, size: int = 1000, overlap: int = 200) -> list[Chunk]:
+def fixed_size_chunks(text: str, *, doc: str, size: int = settings.NAIVE_CHUNK_CHARS,
+                      overlap: int = settings.NAIVE_OVERLAP_CHARS) -> list[Chunk]:
     """Cut text every `size` characters, each chunk repeating the last `overlap` of the previous.
 
     No regard for words, sentences, tables or code: chunks start mid-word and carry no title,
@@ -47,7 +49,8 @@ def fixed_size_chunks(text: str, *, doc: str, size: int = 1000, overlap: int = 2
     ]
 
 
-def naive_chunks(pages: Iterable[Page], *, size: int = 1000, overlap: int = 200) -> list[Chunk]:
+def naive_chunks(pages: Iterable[Page], *, size: int = settings.NAIVE_CHUNK_CHARS,
+                 overlap: int = settings.NAIVE_OVERLAP_CHARS) -> list[Chunk]:
     """Lesson 01's chunks for a whole corpus: regex-stripped pages cut into fixed-size pieces."""
     return [
         chunk

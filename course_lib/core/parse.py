@@ -114,7 +114,7 @@ def _without_controls(blocks: list[Block]) -> list[Block]:
             for b in blocks]
 
 
-def is_stub(blocks: list[Block], *, min_chars: int = settings.MIN_CHARS) -> bool:
+def is_stub(blocks: list[Block], *, min_chars: int = settings.STUB_MIN_CHARS) -> bool:
     """True when a page has fewer than `min_chars` characters of text outside its headings."""
     return sum(len(b.text) for b in blocks if b.kind != "heading") < min_chars
 
@@ -167,9 +167,9 @@ def parse_file(path: str | Path, **kwargs) -> list[Block]:
 def parse_corpus(
     items: Iterable[Page | str | Path],
     *,
-    min_chars: int = settings.MIN_CHARS,
+    min_chars: int = settings.STUB_MIN_CHARS,
     skip_stubs: bool = True,
-    max_failure_share: float = settings.PARSER_FAILURE_LIMIT,
+    max_failure_share: float = settings.PARSER_FAILURE_MAX_SHARE,
     **kwargs,
 ) -> tuple[dict[str, list[Block]], list[tuple[str, str]]]:
     """Parse many pages (Page records or file paths); one bad file never stops the rest.
@@ -180,7 +180,7 @@ def parse_corpus(
 
     Unknown keywords are a TypeError before any page is read. A run where the parser itself
     raised on more than `max_failure_share` of the pages (and on at least
-    `settings.PARSER_FAILURE_MIN`) raises ParserFailures: that is a bug, not a result. Raise
+    `settings.PARSER_FAILURE_MIN_PAGES`) raises ParserFailures: that is a bug, not a result. Raise
     the bar (`max_failure_share=1`) for a site a learner knows to be odd.
     """
     check_parse_options(kwargs, extra=())
@@ -209,7 +209,7 @@ def parse_corpus(
         parsed[key] = blocks
     failed = [(path, reason) for path, reason in skipped if reason.startswith("parser failed")]
     total = len(parsed) + len(skipped)
-    if len(failed) >= settings.PARSER_FAILURE_MIN and len(failed) > max_failure_share * total:
+    if len(failed) >= settings.PARSER_FAILURE_MIN_PAGES and len(failed) > max_failure_share * total:
         shown = "; ".join(f"{path}: {reason}" for path, reason in failed[:3])
         raise ParserFailures(f"the parser failed on {len(failed)} of {total} pages (more than "
                              f"{max_failure_share:.0%}), e.g. {shown}. Pass max_failure_share=1 "

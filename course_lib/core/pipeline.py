@@ -54,8 +54,8 @@ class Pipeline:
 
     def __init__(self, retrievers: Sequence[Retriever], *, reranker: Reranker | None = None,
                  fusion: Literal["rrf", "weighted"] = "rrf", rrf_k: int = settings.RRF_K,
-                 weights: Sequence[float] | None = None, candidates: int = settings.CANDIDATES,
-                 top_n: int = settings.TOP_N, batch_size: int = settings.BATCH_SIZE,
+                 weights: Sequence[float] | None = None, candidates: int = settings.FUSION_CANDIDATES,
+                 top_n: int = settings.RERANK_TOP_N, batch_size: int = settings.RERANK_BATCH_SIZE,
                  parallel: bool = True, name: str | None = None):
         if not retrievers:
             raise ValueError("a pipeline needs at least one retriever")
@@ -112,7 +112,7 @@ class Pipeline:
         return self.dense.embed_query(query) if self.dense is not None else None
 
     # -- search -------------------------------------------------------------------------------
-    def search(self, query: str, *, k: int = settings.DEPTH, where: Where | None = None,
+    def search(self, query: str, *, k: int = settings.EVAL_DEPTH, where: Where | None = None,
                vector: np.ndarray | None = None) -> list[Hit]:
         """The k best chunks for the query; `where` filters before any cut.
 
@@ -174,11 +174,8 @@ def register(name: str, description: str) -> Callable[[Builder], Builder]:
 
 
 def build_pipeline(name: str, pages: Sequence[Page], *, model: str | None = None) -> Pipeline:
-    """Build a registered pipeline over pages; an unknown name lists the known ones."""
-    if name.startswith("peer:"):  # lesson 10's peer libraries: their own registry, course_lib/peers.py
-        from course_lib.extras.peers import build_peer
-
-        return build_peer(name, pages, model=model)
+    """Build a registered pipeline over pages; an unknown name lists the known ones. (Lesson 10's
+    peer libraries have their own registry: `extras.peers.build_any` builds either kind.)"""
     if name not in PIPELINES:
         raise KeyError(f"unknown pipeline {name!r}; known: {', '.join(PIPELINES)}")
     builder, _ = PIPELINES[name]
@@ -187,7 +184,8 @@ def build_pipeline(name: str, pages: Sequence[Page], *, model: str | None = None
     return pipeline
 
 
-def clean_corpus(pages: Sequence[Page], *, max_share: float = settings.MAX_SHARE, **parse_options,
+def clean_corpus(pages: Sequence[Page], *, max_share: float = settings.BOILERPLATE_MAX_PAGE_SHARE,
+                 **parse_options,
                  ) -> tuple[dict[str, list[Block]], list[tuple[str, str]], list[FrequentBlock]]:
     """Parse every page into blocks and drop boilerplate by structure and by frequency.
 
@@ -218,9 +216,9 @@ def _clean_corpus(pages: tuple[Page, ...], max_share: float, parse_options: tupl
     return kept, skipped, removed
 
 
-def clean_fixed_chunks(pages: Sequence[Page], *, size: int = settings.NAIVE_SIZE,
-                       overlap: int = settings.NAIVE_OVERLAP,
-                       max_share: float = settings.MAX_SHARE) -> list[Chunk]:
+def clean_fixed_chunks(pages: Sequence[Page], *, size: int = settings.NAIVE_CHUNK_CHARS,
+                       overlap: int = settings.NAIVE_OVERLAP_CHARS,
+                       max_share: float = settings.BOILERPLATE_MAX_PAGE_SHARE) -> list[Chunk]:
     """Lesson 03's chunks: the cleaned text of each page, cut like lesson 01's."""
     blocks, _, _ = clean_corpus(pages, max_share=max_share)
     return [chunk for doc, page_blocks in blocks.items()
@@ -234,7 +232,8 @@ def page_title(blocks: Sequence[Block], doc: str) -> str:
 
 def structured_chunks(pages: Sequence[Page], *, context: bool = True, count_context: bool = True,
                       split_long: bool = True, headings: bool = True, budget: int | None = None,
-                      overlap_blocks: int = settings.OVERLAP_BLOCKS, max_share: float = settings.MAX_SHARE,
+                      overlap_blocks: int = settings.CHUNK_OVERLAP_BLOCKS,
+                      max_share: float = settings.BOILERPLATE_MAX_PAGE_SHARE,
                       model: str | None = None, **parse_options) -> list[Chunk]:
     """Lessons 04-05's chunks: whole blocks packed within one heading path, exact duplicates dropped.
 
@@ -253,7 +252,7 @@ def structured_chunks(pages: Sequence[Page], *, context: bool = True, count_cont
 
 
 def window_chunks_of(pages: Sequence[Page], *, within_heading_path: bool = False, context: bool = False,
-                     budget: int | None = None, max_share: float = settings.MAX_SHARE,
+                     budget: int | None = None, max_share: float = settings.BOILERPLATE_MAX_PAGE_SHARE,
                      model: str | None = None) -> list[Chunk]:
     """Fixed windows (`chunking.window_chunks`) over every cleaned page: the control of lesson 04's
     step (a) and of lesson 09's ablation of structure-aware boundaries, exact duplicates dropped."""
@@ -266,7 +265,7 @@ def window_chunks_of(pages: Sequence[Page], *, within_heading_path: bool = False
 
 
 def retriever_over(chunks: Sequence[Chunk], *, model: str | None = None, bm25: bool = True,
-                   dense: bool = True, reranker: Reranker | None = None, top_n: int = settings.TOP_N,
+                   dense: bool = True, reranker: Reranker | None = None, top_n: int = settings.RERANK_TOP_N,
                    **options) -> Pipeline:
     """The retrieval half of a pipeline over given chunks: dense and/or BM25 (fused by RRF when
     both), optionally re-ranked. Lesson 09's ablations switch one part off at a time; `options`
@@ -324,7 +323,7 @@ def hybrid_pipeline(pages: Sequence[Page], *, model: str | None = None) -> Pipel
     return retriever_over(structured_chunks(pages, model=model), model=model)
 
 
-@register("reranked", f"lesson 07: hybrid, then the top {settings.TOP_N} re-ranked (MaxSim late "
+@register("reranked", f"lesson 07: hybrid, then the top {settings.RERANK_TOP_N} re-ranked (MaxSim late "
                       "interaction offline; a cross-encoder if one is in the local hub cache)")
 def reranked_pipeline(pages: Sequence[Page], *, model: str | None = None) -> Pipeline:
     return retriever_over(structured_chunks(pages, model=model), model=model, reranker=reranker_for(model))

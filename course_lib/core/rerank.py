@@ -37,10 +37,10 @@ class Reranker(Protocol):
     name: str
 
     def score(self, query: str, chunks: Sequence[Chunk], *,
-              batch_size: int = settings.BATCH_SIZE) -> np.ndarray: ...
+              batch_size: int = settings.RERANK_BATCH_SIZE) -> np.ndarray: ...
 
 
-def shortlist_size(k: int, *, top_n: int = settings.TOP_N) -> int:
+def shortlist_size(k: int, *, top_n: int = settings.RERANK_TOP_N) -> int:
     """How many fused hits a re-ranking search re-scores to answer with k: max(k, top_n).
 
     The one rule for `Pipeline.search` and the PostgreSQL store alike. At least `top_n`, the
@@ -52,7 +52,7 @@ def shortlist_size(k: int, *, top_n: int = settings.TOP_N) -> int:
 
 
 def rerank(reranker: Reranker, query: str, hits: Sequence[Hit], chunks: Sequence[Chunk], *,
-           top_n: int = settings.TOP_N, batch_size: int = settings.BATCH_SIZE) -> list[Hit]:
+           top_n: int = settings.RERANK_TOP_N, batch_size: int = settings.RERANK_BATCH_SIZE) -> list[Hit]:
     """Re-score the first `top_n` hits (in the order given) and return ONLY them, re-ordered.
 
     Each returned Hit carries the re-ranker's score. Hits past `top_n` are dropped, not appended
@@ -82,7 +82,7 @@ class CrossEncoderReranker:
     its own). `cache_dir` points at another hub cache, e.g. a classroom's pre-warmed one.
     """
 
-    def __init__(self, name: str = DEFAULT_CROSS_ENCODER, *, max_length: int = 512,
+    def __init__(self, name: str = DEFAULT_CROSS_ENCODER, *, max_length: int = settings.RERANK_MAX_TOKENS,
                  device: str = "cpu", cache_dir: str | None = None, local_files_only: bool = False):
         from sentence_transformers import CrossEncoder
 
@@ -114,7 +114,7 @@ class CrossEncoderReranker:
                                "the bundled MiniLM.")
 
     def score(self, query: str, chunks: Sequence[Chunk], *,
-              batch_size: int = settings.BATCH_SIZE) -> np.ndarray:
+              batch_size: int = settings.RERANK_BATCH_SIZE) -> np.ndarray:
         """One relevance score per chunk, computed `batch_size` pairs per forward pass."""
         if not chunks:
             return np.zeros(0)
@@ -155,7 +155,7 @@ class MaxSimReranker:
     """
 
     def __init__(self, model: str | None = None, *, max_tokens: int | None = None,
-                 cache_size: int = 4096, persist: bool = True):
+                 cache_size: int = settings.TOKEN_VECTOR_CACHE, persist: bool = True):
         self.encoder = models.load_embedder(model)
         self.name = f"{MAXSIM}:{model or models.DEFAULT_EMBEDDER}"
         limit = int(self.encoder.max_seq_length)
@@ -174,7 +174,7 @@ class MaxSimReranker:
                             truncation=True, max_length=room + 1)["offset_mapping"]
         return text if len(offsets) <= room else text[: offsets[room - 1][1]]
 
-    def encode_tokens(self, texts: Sequence[str], *, batch_size: int = settings.BATCH_SIZE,
+    def encode_tokens(self, texts: Sequence[str], *, batch_size: int = settings.RERANK_BATCH_SIZE,
                       dtype: type = np.float16) -> list[np.ndarray]:
         """Unit token vectors of each text, without special tokens, computed now (no cache).
 
@@ -191,7 +191,7 @@ class MaxSimReranker:
             found.append((vectors / np.maximum(norms, 1e-12)).astype(dtype))
         return found
 
-    def token_vectors(self, texts: Sequence[str], *, batch_size: int = settings.BATCH_SIZE,
+    def token_vectors(self, texts: Sequence[str], *, batch_size: int = settings.RERANK_BATCH_SIZE,
                       persist: bool = True) -> list[np.ndarray]:
         """Unit token vectors of each text (float16): from memory, else disk, else computed.
 
@@ -221,7 +221,7 @@ class MaxSimReranker:
         return [found[key] for key in keys]
 
     def score(self, query: str, chunks: Sequence[Chunk], *,
-              batch_size: int = settings.BATCH_SIZE) -> np.ndarray:
+              batch_size: int = settings.RERANK_BATCH_SIZE) -> np.ndarray:
         """MaxSim of the query against each chunk's text."""
         if not chunks:
             return np.zeros(0)

@@ -27,7 +27,8 @@ class Retriever(Protocol):
 
     chunks: list[Chunk]
 
-    def search(self, query: str, *, k: int = 20, where: Where | None = None) -> list[Hit]: ...
+    def search(self, query: str, *, k: int = settings.EVAL_DEPTH,
+               where: Where | None = None) -> list[Hit]: ...
 
 
 def rank_hits(hits: Iterable[Hit]) -> list[Hit]:
@@ -142,7 +143,7 @@ class DenseRetriever:
         return models.embed([query], model=self.model, use_cache=self.cache_queries,
                             progress=False)[0]
 
-    def search(self, query: str, *, k: int = settings.DEPTH, where: Where | None = None,
+    def search(self, query: str, *, k: int = settings.EVAL_DEPTH, where: Where | None = None,
                vector: np.ndarray | None = None) -> list[Hit]:
         """The k chunks most similar to the query (cosine = dot product of unit vectors).
 
@@ -242,7 +243,7 @@ class HybridRetriever:
 
     def __init__(self, retrievers: Sequence[Retriever], *,
                  fusion: Literal["rrf", "weighted"] = "rrf", rrf_k: int = settings.RRF_K,
-                 weights: Sequence[float] | None = None, candidates: int = settings.CANDIDATES,
+                 weights: Sequence[float] | None = None, candidates: int = settings.FUSION_CANDIDATES,
                  parallel: bool = True):
         if not retrievers:
             raise ValueError("HybridRetriever needs at least one retriever")
@@ -274,7 +275,7 @@ class HybridRetriever:
             hits = retriever.search(query, k=n, where=where)
         return hits, time.perf_counter() - start
 
-    def search(self, query: str, *, k: int = settings.DEPTH, where: Where | None = None,
+    def search(self, query: str, *, k: int = settings.EVAL_DEPTH, where: Where | None = None,
                vectors: dict[str | None, np.ndarray] | None = None) -> list[Hit]:
         """The k best chunks by fused score (the RRF or weighted score is each Hit's score).
 

@@ -80,7 +80,7 @@ class TTLCache(_Counting, cachetools.TTLCache):
     tests (and lesson 08) can move time forward.
     """
 
-    def __init__(self, size: int = settings.RESULT_CACHE_SIZE, *, ttl: float = settings.RESULT_TTL,
+    def __init__(self, size: int = settings.RESULT_CACHE_SIZE, *, ttl: float = settings.RESULT_TTL_SECONDS,
                  clock: Callable[[], float] = time.monotonic):
         super().__init__(maxsize=size, ttl=ttl, timer=clock)
 
@@ -117,9 +117,11 @@ class SearchService:
 
     def __init__(self, chunks: Sequence[Chunk] | Pipeline, *, model: str | None = None,
                  vectors: np.ndarray | None = None, reranker: Reranker | None = None,
-                 top_n: int = settings.TOP_N, batch_size: int = settings.BATCH_SIZE,
-                 candidates: int = settings.CANDIDATES, rrf_k: int = settings.RRF_K, parallel: bool = True,
-                 ttl: float = settings.RESULT_TTL, cache_queries: bool = True, cache_results: bool = True):
+                 top_n: int = settings.RERANK_TOP_N, batch_size: int = settings.RERANK_BATCH_SIZE,
+                 candidates: int = settings.FUSION_CANDIDATES, rrf_k: int = settings.RRF_K,
+                 parallel: bool = True,
+                 ttl: float = settings.RESULT_TTL_SECONDS, cache_queries: bool = True,
+                 cache_results: bool = True):
         if isinstance(chunks, Pipeline):
             self.pipeline = chunks
         else:
@@ -158,7 +160,7 @@ class SearchService:
                 self.query_vectors[key] = vector
         return vector
 
-    def search(self, query: str, *, k: int = settings.DEPTH,
+    def search(self, query: str, *, k: int = settings.EVAL_DEPTH,
                filters: Filter | Mapping[str, object] | None = None) -> Answer:
         """Rank chunks for a query; a repeat of a (normalised) query and filter comes from the cache.
 
@@ -209,7 +211,8 @@ def build_prompt(question: str, hits: Sequence[Hit], chunks: Sequence[Chunk], *,
             + "\n\n---\n\n".join(sources) + f"\n\n---\n\nQuestion: {question}\nAnswer:")
 
 
-def ask_llm(prompt: str, *, model: str = "claude-sonnet-4-5", max_tokens: int = 500) -> str | None:
+def ask_llm(prompt: str, *, model: str = "claude-sonnet-4-5",
+            max_tokens: int = settings.ANSWER_MAX_TOKENS) -> str | None:
     """Send the prompt to Claude when ANTHROPIC_API_KEY is set and the `anthropic` package is
     installed; otherwise return None, so a notebook shows the prompt and moves on. The key is
     read from the environment only, never printed or stored. COURSE_OFFLINE_LLM=1 (set by the

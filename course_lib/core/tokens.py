@@ -14,6 +14,7 @@ from typing import Protocol
 import cachetools
 import numpy as np
 
+from course_lib import settings
 from course_lib.infra import models
 
 
@@ -33,7 +34,7 @@ class TokenCounter:
     the chunker can count thousands of candidate chunks without holding them all in memory.
     """
 
-    def __init__(self, name: str | None = None, *, cache_size: int = 50_000):
+    def __init__(self, name: str | None = None, *, cache_size: int = settings.TOKEN_COUNT_CACHE):
         self.name = name
         self.tokenizer = models.load_tokenizer(name)
         self.cache_size = cache_size
@@ -72,7 +73,7 @@ class TokenCounter:
 
     __call__ = count
 
-    def count_many(self, texts: Sequence[str], *, batch_size: int = 1024) -> list[int]:
+    def count_many(self, texts: Sequence[str], *, batch_size: int = settings.TOKENIZE_BATCH) -> list[int]:
         """Counts for many texts, tokenizing the uncached ones in batches (fast tokenizers are
         much quicker per text in a batch, and skipping masks roughly halves the time)."""
         todo = list(dict.fromkeys(t for t in texts if t not in self._cache))
@@ -141,7 +142,7 @@ class WordCounter:
     shows how far a word count is from the real token count (code and tables most of all).
     """
 
-    def __init__(self, *, limit: int = 256, special: int = 2):
+    def __init__(self, *, limit: int = settings.WINDOW_TOKENS, special: int = settings.SPECIAL_TOKENS):
         self.limit = limit
         self.special = special
 

@@ -15,15 +15,12 @@ cut splits does not count.
 from __future__ import annotations
 
 import dataclasses
-from typing import TYPE_CHECKING
 
 import numpy as np
 
+from course_lib.evaluation.results import QuestionResult, RunResult
 from course_lib.records import Chunk
-from course_lib.settings import CONTEXT_BUDGET
-
-if TYPE_CHECKING:
-    from course_lib.evaluation.metrics import QuestionResult, RunResult
+from course_lib.settings import CONTEXT_BUDGET_TOKENS
 
 BUDGET_METRICS = {"recall@budget": "recall", "precision@budget": "precision", "iou@budget": "iou"}
 
@@ -40,7 +37,7 @@ def _truncate(counter, text: str, n: int) -> str:
     return " ".join(text.split()[:n])
 
 
-def budget_context(result: QuestionResult, *, budget: int = CONTEXT_BUDGET,
+def budget_context(result: QuestionResult, *, budget: int = CONTEXT_BUDGET_TOKENS,
                    counter=None) -> list[Chunk]:
     """The ranked chunks that fit in `budget` content tokens, the last one cut at the budget.
 
@@ -62,7 +59,8 @@ def budget_context(result: QuestionResult, *, budget: int = CONTEXT_BUDGET,
     return kept
 
 
-def budget_values(run: RunResult, *, budget: int = CONTEXT_BUDGET, counter=None) -> dict[str, np.ndarray]:
+def budget_values(run: RunResult, *, budget: int = CONTEXT_BUDGET_TOKENS, counter=None) -> dict[str,
+                  np.ndarray]:
     """Per answerable question: recall, token precision and IoU of the budget's context.
 
     recall: 1 when a chunk of the context, cut at the budget, is still relevant under the run's
@@ -89,7 +87,7 @@ def budget_values(run: RunResult, *, budget: int = CONTEXT_BUDGET, counter=None)
     return {"recall": np.array(recall), "precision": np.array(precision), "iou": np.array(iou)}
 
 
-def recall_within_budget(run: RunResult, *, budget: int = CONTEXT_BUDGET, counter=None) -> float:
+def recall_within_budget(run: RunResult, *, budget: int = CONTEXT_BUDGET_TOKENS, counter=None) -> float:
     """Share of answerable questions whose evidence is in the first `budget` tokens of context.
 
     recall@5 rewards long chunks (five long chunks hold more text than five short ones); this

@@ -18,7 +18,7 @@ import numpy as np
 
 from course_lib.evaluation.budget import BUDGET_METRICS, budget_values
 from course_lib.evaluation.judging import EVIDENCE
-from course_lib.evaluation.metrics import RunResult
+from course_lib.evaluation.results import RunResult
 from course_lib.evaluation.stats import (
     Equivalence,
     holm,
@@ -28,7 +28,7 @@ from course_lib.evaluation.stats import (
     paired_proportion_tost,
     tost,
 )
-from course_lib.settings import CONFIDENCE, EQUIVALENCE_MARGIN, N_RESAMPLES, SEED
+from course_lib.settings import CONFIDENCE, EQUIVALENCE_MARGIN, EVAL_CUTOFFS, N_RESAMPLES, SEED
 
 MCNEMAR, PERMUTATION = "exact McNemar", "paired permutation"
 
@@ -128,7 +128,7 @@ def paired_values(run_a: RunResult, run_b: RunResult, metric: str) -> tuple[np.n
     return a, b
 
 
-def paired_comparison(run_a: RunResult, run_b: RunResult, *, metric: str = "recall@5",
+def paired_comparison(run_a: RunResult, run_b: RunResult, *, metric: str = f"recall@{EVAL_CUTOFFS[0]}",
                       margin: float = EQUIVALENCE_MARGIN, n_resamples: int = N_RESAMPLES,
                       confidence: float = CONFIDENCE, seed: int = SEED) -> Comparison:
     """Compare two runs on the same questions: delta = B - A, its interval, its test.

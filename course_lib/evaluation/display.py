@@ -13,7 +13,9 @@ from collections.abc import Iterable, Mapping, Sequence
 
 from IPython.display import HTML
 
-from course_lib.evaluation.metrics import QuestionResult, RunResult, summary
+from course_lib import settings
+from course_lib.evaluation.metrics import HEADLINE_METRICS, summary
+from course_lib.evaluation.results import QuestionResult, RunResult
 
 DASH = "—"
 MINUS = "−"
@@ -39,7 +41,7 @@ def html_table(headers: Sequence[str], rows: Iterable[tuple[str, Sequence[str]]]
                 f'<tbody>{"".join(body)}</tbody></table>')
 
 
-def fmt(value: float | None, digits: int = 3) -> str:
+def fmt(value: float | None, digits: int = settings.DISPLAY_DIGITS) -> str:
     """A number rounded for reading, or a dash when it is undefined."""
     return DASH if value is None or math.isnan(value) else f"{value:.{digits}f}"
 
@@ -76,8 +78,8 @@ def metrics_table(runs: Sequence[RunResult], *, budget: int | None = None, count
     recall within the budget (Wilson), and the token precision and IoU of that context.
     """
     runs = list(runs)
-    keys = ["recall@5", "recall@20", "mrr"]
-    headers = ["run", "recall@5", "recall@20", "MRR"]
+    keys = list(HEADLINE_METRICS)
+    headers = ["run", *(key if key != "mrr" else "MRR" for key in keys)]
     if budget is not None:
         keys.append("recall@budget")
         headers += [f"recall in {budget} tokens", "token precision", "token IoU"]
@@ -91,7 +93,7 @@ def metrics_table(runs: Sequence[RunResult], *, budget: int | None = None, count
     return html_table([*headers, "answerable", "judge"], rows)
 
 
-def signed(value: float, digits: int = 3) -> str:
+def signed(value: float, digits: int = settings.DISPLAY_DIGITS) -> str:
     """+0.070 / −0.010: a signed figure with a true minus sign, for prose."""
     return DASH if math.isnan(value) else f"{value:+.{digits}f}".replace("-", MINUS)
 
@@ -100,19 +102,19 @@ def sensitivity_table(rows: Sequence[Mapping]) -> HTML:
     """Lesson 02's one-time table: each pipeline's metrics under the judge and under section
     credit, and how much the section rule adds (from `evaluate.sensitivity`)."""
     headers = ["pipeline", "n"]
-    for metric in ("recall@5", "recall@20", "mrr"):
+    for metric in HEADLINE_METRICS:
         headers += [f"{metric} (evidence)", f"{metric} (section credit)", "shift"]
     out = []
     for row in rows:
         cells = [html.escape(str(row["pipeline"])), str(row["n"])]
-        for metric in ("recall@5", "recall@20", "mrr"):
+        for metric in HEADLINE_METRICS:
             cells += [fmt(row["evidence"][metric]), fmt(row["section"][metric]),
                       html.escape(signed(row["shift"][metric]))]
         out.append(("", cells))
     return html_table(headers, out)
 
 
-def frame_table(frame, *, digits: int = 3) -> HTML:
+def frame_table(frame, *, digits: int = settings.DISPLAY_DIGITS) -> HTML:
     """A pandas DataFrame or Series as an inline-styled table (index first, floats rounded).
 
     pandas' own HTML carries a `<style>` block, which GitHub's notebook viewer shows as text.
@@ -129,7 +131,7 @@ def frame_table(frame, *, digits: int = 3) -> HTML:
     return html_table(headers, rows)
 
 
-def plot_recall_curve(*runs: RunResult, ax=None, max_k: int = 20):
+def plot_recall_curve(*runs: RunResult, ax=None, max_k: int = settings.EVAL_DEPTH):
     """Plot recall@k for k = 1..max_k, one line per run, and return the Axes.
 
     The curve shows what a single number hides: a re-ranker lifts the left end, a better

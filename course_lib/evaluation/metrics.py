@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 
 import numpy as np
 
@@ -25,101 +24,10 @@ from course_lib.core.retrieve import Retriever, rank_hits
 from course_lib.evaluation.budget import budget_values
 from course_lib.evaluation.golden import KINDS, Question
 from course_lib.evaluation.judging import EVIDENCE, JUDGES, SECTION, judge_rule
+from course_lib.evaluation.results import QuestionResult, RunResult, mean_or_nan
 from course_lib.evaluation.stats import mean_interval, wilson_interval
 from course_lib.records import Chunk, Hit
-from course_lib.settings import CONFIDENCE, CONTEXT_BUDGET, DEPTH, N_RESAMPLES, SEED
-
-MRR_CUT = DEPTH
-
-
-@dataclass(frozen=True)
-class QuestionResult:
-    """How one question fared: the ranked chunks and scores, and the rank of the first hit.
-
-    `chunks` keeps the ranked chunks themselves, so a run can be re-judged by another rule
-    (`rejudge`) and measured at a token budget without searching again.
-    """
-
-    question: Question
-    ranked_ids: tuple[str, ...]
-    scores: tuple[float, ...]
-    first_hit_rank: int | None
-    top_chunk: Chunk | None
-    chunks: tuple[Chunk, ...] = ()
-    judge: str = EVIDENCE
-
-    @property
-    def top_score(self) -> float | None:
-        """The best score returned, or None when the ranking was empty."""
-        return self.scores[0] if self.scores else None
-
-    def hit_at(self, k: int) -> bool:
-        """True when a relevant chunk is among the first k."""
-        return self.first_hit_rank is not None and self.first_hit_rank <= k
-
-    def reciprocal_rank(self, *, cut: int = MRR_CUT) -> float:
-        """1 / rank of the first hit, or 0 when there is none within `cut`."""
-        return 1.0 / self.first_hit_rank if self.hit_at(cut) else 0.0
-
-
-def _mean(values: np.ndarray) -> float:
-    """Mean that is NaN, not a warning, for an empty array (e.g. no answerable questions)."""
-    return float(values.mean()) if values.size else math.nan
-
-
-@dataclass
-class RunResult:
-    """All question results of one retrieval run; metrics count answerable questions only.
-
-    `k` is the depth the rankings were cut at: asking for recall@k or MRR beyond it raises,
-    because a hit ranked below the cut was never seen. `judge` names the relevance rule
-    ("evidence" unless a sensitivity analysis asked for "section").
-    """
-
-    name: str
-    results: list[QuestionResult]
-    k: int = DEPTH
-    judge: str = EVIDENCE
-
-    @property
-    def answerable(self) -> list[QuestionResult]:
-        return [r for r in self.results if r.question.answerable]
-
-    @property
-    def unanswerable(self) -> list[QuestionResult]:
-        return [r for r in self.results if not r.question.answerable]
-
-    @property
-    def first_hit_ranks(self) -> list[int | None]:
-        """First-hit rank per answerable question, in question order."""
-        return [r.first_hit_rank for r in self.answerable]
-
-    def _check_depth(self, k: int) -> None:
-        if not 1 <= k <= self.k:
-            raise ValueError(f"k={k} is outside 1..{self.k}, the depth run '{self.name}' kept")
-
-    def hits_at(self, k: int) -> np.ndarray:
-        """1.0/0.0 per answerable question: was a relevant chunk in the top k."""
-        self._check_depth(k)
-        return np.array([float(r.hit_at(k)) for r in self.answerable])
-
-    def recall_at(self, k: int) -> float:
-        """Share of answerable questions with a relevant chunk in the top k (NaN if none)."""
-        return _mean(self.hits_at(k))
-
-    def reciprocal_ranks(self, *, cut: int = MRR_CUT) -> np.ndarray:
-        """Reciprocal first-hit rank per answerable question, 0 past `cut`."""
-        self._check_depth(cut)
-        return np.array([r.reciprocal_rank(cut=cut) for r in self.answerable])
-
-    @property
-    def mrr(self) -> float:
-        """Mean reciprocal rank of the first hit, cut at 20 (NaN if no answerable question)."""
-        return _mean(self.reciprocal_ranks())
-
-    def recall_curve(self, *, max_k: int = 20) -> np.ndarray:
-        """recall@k for k = 1..max_k, as an array of length max_k."""
-        return np.array([self.recall_at(k) for k in range(1, max_k + 1)])
+from course_lib.settings import CONFIDENCE, CONTEXT_BUDGET_TOKENS, EVAL_CUTOFFS, EVAL_DEPTH, N_RESAMPLES, SEED
 
 
 def _judged(q: Question, ranked: Sequence[Chunk], scores: Sequence[float], judge: str) -> QuestionResult:
@@ -131,7 +39,7 @@ def _judged(q: Question, ranked: Sequence[Chunk], scores: Sequence[float], judge
 
 
 def evaluate_rankings(questions: Sequence[Question], rankings: Sequence[Sequence[Hit]],
-                      chunks: Sequence[Chunk], *, name: str, k: int = DEPTH,
+                      chunks: Sequence[Chunk], *, name: str, k: int = EVAL_DEPTH,
                       judge: str = EVIDENCE) -> RunResult:
     """Judge precomputed rankings (one list of Hits per question, indexing into `chunks`).
 
@@ -152,7 +60,7 @@ def evaluate_rankings(questions: Sequence[Question], rankings: Sequence[Sequence
 
 
 def evaluate_retriever(retriever: Retriever, questions: Sequence[Question], *, name: str,
-                       k: int = DEPTH, progress: bool = True, judge: str = EVIDENCE) -> RunResult:
+                       k: int = EVAL_DEPTH, progress: bool = True, judge: str = EVIDENCE) -> RunResult:
     """Run every question through a retriever and judge its top k against the golden set."""
     rankings = [retriever.search(q.question, k=k)
                 for q in tqdm(questions, desc=name, disable=not progress)]
@@ -202,7 +110,7 @@ def _wilson(hits: np.ndarray, confidence: float = CONFIDENCE) -> list[float | No
 
 
 def summary(run: RunResult, *, n_resamples: int = N_RESAMPLES, seed: int = SEED,
-            budget: int | None = CONTEXT_BUDGET, counter=None) -> dict:
+            budget: int | None = CONTEXT_BUDGET_TOKENS, counter=None) -> dict:
     """The headline numbers of a run as a JSON-ready dict, with 95% intervals.
 
     Keys: name, judge, recall@5, recall@20 (Wilson intervals), mrr (BCa bootstrap interval),
@@ -211,18 +119,18 @@ def summary(run: RunResult, *, n_resamples: int = N_RESAMPLES, seed: int = SEED,
     then n_answerable, n_unanswerable and score_gap. Undefined values are None.
     """
     out: dict = {"name": run.name, "judge": run.judge}
-    for key in ("recall@5", "recall@20"):
-        hits = run.hits_at(int(key.split("@")[1]))
-        out[key], out[f"{key}_ci"] = _json_float(_mean(hits)), _wilson(hits)
+    for cutoff in EVAL_CUTOFFS:
+        hits = run.hits_at(cutoff)
+        out[f"recall@{cutoff}"], out[f"recall@{cutoff}_ci"] = _json_float(mean_or_nan(hits)), _wilson(hits)
     mean, lo, hi = bootstrap_ci(run.reciprocal_ranks(), n_resamples=n_resamples, seed=seed)
     out["mrr"], out["mrr_ci"] = _json_float(mean), [_json_float(lo), _json_float(hi)]
     if budget is not None:
         values = budget_values(run, budget=budget, counter=counter)
         out["budget"] = budget
-        out["recall@budget"], out["recall@budget_ci"] = (_json_float(_mean(values["recall"])),
+        out["recall@budget"], out["recall@budget_ci"] = (_json_float(mean_or_nan(values["recall"])),
                                                          _wilson(values["recall"]))
-        out["precision@budget"] = _json_float(_mean(values["precision"]))
-        out["iou@budget"] = _json_float(_mean(values["iou"]))
+        out["precision@budget"] = _json_float(mean_or_nan(values["precision"]))
+        out["iou@budget"] = _json_float(mean_or_nan(values["iou"]))
     out["n_answerable"], out["n_unanswerable"] = len(run.answerable), len(run.unanswerable)
     out["score_gap"] = score_gap(run)
     return out
@@ -246,17 +154,21 @@ def by_kind(run: RunResult) -> dict[str, dict]:
 
 
 def _kind_stats(group: RunResult) -> dict:
-    """The by_kind entry for one kind's sub-run."""
-    hits5, hits20 = group.hits_at(5), group.hits_at(20)
-    return {"n": len(group.results), "hit@5": int(hits5.sum()), "hit@20": int(hits20.sum()),
-            "miss@20": int(hits20.size - hits20.sum()),
-            "recall@5": _json_float(_mean(hits5)), "recall@5_ci": _wilson(hits5),
-            "recall@20": _json_float(_mean(hits20)), "recall@20_ci": _wilson(hits20)}
+    """The by_kind entry for one kind's sub-run: counts and recall at each of EVAL_CUTOFFS."""
+    stats: dict = {"n": len(group.results)}
+    for cutoff in EVAL_CUTOFFS:
+        hits = group.hits_at(cutoff)
+        stats[f"hit@{cutoff}"] = int(hits.sum())
+        stats[f"recall@{cutoff}"] = _json_float(mean_or_nan(hits))
+        stats[f"recall@{cutoff}_ci"] = _wilson(hits)
+    deepest = EVAL_CUTOFFS[-1]
+    stats[f"miss@{deepest}"] = int(group.hits_at(deepest).size) - stats[f"hit@{deepest}"]
+    return stats
 
 
 # --- sensitivity to the judging rule -----------------------------------------------------------
 
-SENSITIVITY_METRICS = ("recall@5", "recall@20", "mrr")
+HEADLINE_METRICS = (*(f"recall@{cutoff}" for cutoff in EVAL_CUTOFFS), "mrr")
 
 
 def sensitivity(runs: Sequence[RunResult] | Mapping[str, Retriever],
@@ -275,8 +187,8 @@ def sensitivity(runs: Sequence[RunResult] | Mapping[str, Retriever],
     rows = []
     for run in runs:
         judged = {judge: rejudge(run, judge) for judge in JUDGES}
-        values = {judge: {"recall@5": r.recall_at(5), "recall@20": r.recall_at(20), "mrr": r.mrr}
+        values = {judge: {**{f"recall@{k}": r.recall_at(k) for k in EVAL_CUTOFFS}, "mrr": r.mrr}
                   for judge, r in judged.items()}
-        shift = {m: values[SECTION][m] - values[EVIDENCE][m] for m in SENSITIVITY_METRICS}
+        shift = {m: values[SECTION][m] - values[EVIDENCE][m] for m in HEADLINE_METRICS}
         rows.append({"pipeline": run.name, "n": len(run.answerable), **values, "shift": shift})
     return rows

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats
 
+from course_lib import settings
 from course_lib.settings import CONFIDENCE, N_RESAMPLES, RESAMPLE_BLOCK, SEED
 
 
@@ -251,7 +252,7 @@ def mcnemar_power(n: int, discordance: float, difference: float, *, alpha: float
     return float(np.sum(weights * stats.binom.pmf(ks, ms, p_win)))
 
 
-def minimum_detectable_difference(n: int, discordance: float, *, power: float = 0.8,
+def minimum_detectable_difference(n: int, discordance: float, *, power: float = settings.POWER,
                                   alpha: float = 1 - CONFIDENCE) -> float:
     """The smallest paired difference in recall that the exact McNemar test detects with the
     given power on n questions, at a given share of discordant questions; NaN when even

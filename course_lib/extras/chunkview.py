@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 
 from IPython.display import HTML
 
+from course_lib import settings
 from course_lib.records import Chunk
 
 SHADES = ("#dbeafe", "#fef3c7")  # alternating chunk backgrounds (blue, amber): colour-blind safe
@@ -31,7 +32,7 @@ def _text(chunk: Chunk | str) -> str:
     return chunk.text if isinstance(chunk, Chunk) else chunk
 
 
-def repeated_prefix(previous: str, current: str, *, min_chars: int = 20) -> int:
+def repeated_prefix(previous: str, current: str, *, min_chars: int = settings.CHUNK_VIEW_REPEAT_CHARS) -> int:
     """Length of the longest start of `current` that ends `previous` (an overlap), 0 if shorter
     than `min_chars` (a shared word is not an overlap)."""
     for n in range(min(len(previous), len(current)), min_chars - 1, -1):
@@ -40,7 +41,8 @@ def repeated_prefix(previous: str, current: str, *, min_chars: int = 20) -> int:
     return 0
 
 
-def chunk_rows(chunks: Sequence[Chunk | str], *, limit: int = 256, counter=None) -> list[dict]:
+def chunk_rows(chunks: Sequence[Chunk | str], *, limit: int = settings.WINDOW_TOKENS,
+               counter=None) -> list[dict]:
     """Per chunk: its body, the characters it repeats from the previous one, its tokens (of the
     embedded text) and whether they exceed `limit`."""
     if counter is None:
@@ -58,7 +60,7 @@ def chunk_rows(chunks: Sequence[Chunk | str], *, limit: int = 256, counter=None)
     return rows
 
 
-def chunks_html(chunks: Sequence[Chunk | str], *, limit: int = 256, counter=None,
+def chunks_html(chunks: Sequence[Chunk | str], *, limit: int = settings.WINDOW_TOKENS, counter=None,
                 max_chars: int | None = None) -> str:
     """The chunks as one inline-styled HTML fragment (see the module docstring); `max_chars`
     shortens each chunk's middle for a long page."""
@@ -79,14 +81,16 @@ def chunks_html(chunks: Sequence[Chunk | str], *, limit: int = 256, counter=None
     return f'<div style="{_BOX}">{"".join(parts)}</div>'
 
 
-def show_chunks(chunks: Sequence[Chunk | str], *, limit: int = 256, counter=None, title: str = "",
+def show_chunks(chunks: Sequence[Chunk | str], *, limit: int = settings.WINDOW_TOKENS, counter=None,
+                title: str = "",
                 max_chars: int | None = None) -> HTML:
     """One chunker's chunks of one page, shaded in turn, with token badges (renders in a notebook)."""
     heading = f'<div style="font-weight:bold;margin:4px 0">{html.escape(title)}</div>' if title else ""
     return HTML(heading + chunks_html(chunks, limit=limit, counter=counter, max_chars=max_chars))
 
 
-def side_by_side(columns: Mapping[str, Sequence[Chunk | str]], *, limit: int = 256, counter=None,
+def side_by_side(columns: Mapping[str, Sequence[Chunk | str]], *, limit: int = settings.WINDOW_TOKENS,
+                 counter=None,
                  max_chars: int | None = None) -> HTML:
     """Several chunkers of the same page in columns, each headed by its name, chunk count and
     how many chunks exceed the window (a table: GitHub's viewer keeps tables, drops flexbox)."""

@@ -11,16 +11,18 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from course_lib import settings
 from course_lib.records import Chunk, Hit
 
 
-def top_page_share(hits: Sequence[Hit], chunks: Sequence[Chunk], *, k: int = 5) -> float:
+def top_page_share(hits: Sequence[Hit], chunks: Sequence[Chunk], *, k: int = settings.PROMPT_CHUNKS) -> float:
     """The largest share of the top k taken by a single page (1/k = all different, 1.0 = one page)."""
     pages = Counter(chunks[h.index].doc for h in hits[:k])
     return max(pages.values()) / min(k, len(hits)) if hits else 0.0
 
 
-def cap_per_page(hits: Sequence[Hit], chunks: Sequence[Chunk], *, max_per_page: int = 2) -> list[Hit]:
+def cap_per_page(hits: Sequence[Hit], chunks: Sequence[Chunk], *,
+                 max_per_page: int = settings.MAX_CHUNKS_PER_PAGE) -> list[Hit]:
     """Keep the ranking, but move every hit beyond a page's first `max_per_page` to the end.
 
     Nothing is dropped: the surplus keeps its relative order after the capped list, so recall@20
@@ -35,7 +37,8 @@ def cap_per_page(hits: Sequence[Hit], chunks: Sequence[Chunk], *, max_per_page: 
     return kept + surplus
 
 
-def mmr(hits: Sequence[Hit], vectors: np.ndarray, query_vector: np.ndarray, *, weight: float = 0.7,
+def mmr(hits: Sequence[Hit], vectors: np.ndarray, query_vector: np.ndarray, *,
+        weight: float = settings.MMR_WEIGHT,
         k: int | None = None) -> list[Hit]:
     """Maximal marginal relevance: greedily pick the hit that best trades relevance to the query
     (cosine, weight `weight`) against similarity to what was already picked (1 - weight).

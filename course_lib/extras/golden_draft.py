@@ -88,7 +88,8 @@ def _round_robin(groups: Iterable[list]) -> Iterable:
                 queues.remove(queue)
 
 
-def draft_golden(blocks: Mapping[str, Sequence[Block]], *, n: int = 40, seed: int = settings.SEED,
+def draft_golden(blocks: Mapping[str, Sequence[Block]], *, n: int = settings.GOLDEN_DRAFT_SIZE,
+                 seed: int = settings.SEED,
                  prefix: str = "draft") -> list[Draft]:
     """Sample n drafted lines: round-robin over guessed kinds, within a kind over pages, one per
     section, in a shuffled but seeded order; splits alternate dev, test like the shipped sets."""

@@ -33,7 +33,7 @@ from pathlib import Path
 from course_lib import settings
 from course_lib.core.html_parts import HEADING_TAGS
 from course_lib.core.naive import fixed_size_chunks
-from course_lib.core.pipeline import Pipeline
+from course_lib.core.pipeline import Pipeline, build_pipeline
 from course_lib.evaluation.golden import Question, normalize
 from course_lib.infra.json_cache import cache_path, read_json, write_json
 from course_lib.records import Chunk, Page
@@ -214,16 +214,16 @@ def docling_chunks(html: str) -> PageChunks:
 
 
 @register_peer("trafilatura", "trafilatura", f"trafilatura.extract(html) + naive.fixed_size_chunks("
-          f"size={settings.NAIVE_SIZE}, overlap={settings.NAIVE_OVERLAP})",
-          f"{settings.NAIVE_SIZE} characters, {settings.NAIVE_OVERLAP} repeated")
+          f"size={settings.NAIVE_CHUNK_CHARS}, overlap={settings.NAIVE_OVERLAP_CHARS})",
+          f"{settings.NAIVE_CHUNK_CHARS} characters, {settings.NAIVE_OVERLAP_CHARS} repeated")
 def trafilatura_chunks(html: str) -> PageChunks:
     """The main text trafilatura extracts, cut like lesson 01's chunks."""
     import trafilatura
 
     logging.getLogger("trafilatura").setLevel(logging.CRITICAL)
     text = trafilatura.extract(html) or ""
-    return [("", c.body) for c in fixed_size_chunks(text, doc="", size=settings.NAIVE_SIZE,
-                                                     overlap=settings.NAIVE_OVERLAP)]
+    return [("", c.body) for c in fixed_size_chunks(text, doc="", size=settings.NAIVE_CHUNK_CHARS,
+                                                     overlap=settings.NAIVE_OVERLAP_CHARS)]
 
 
 # --- chunks, pipelines and the measures lesson 10 reports -----------------------------------
@@ -348,6 +348,14 @@ def build_peer(name: str, pages: Sequence[Page], *, model: str | None = None) ->
     pipeline = Pipeline.over(peer_chunks(name, pages), model=model, bm25=False)
     pipeline.name = peer(name).name
     return pipeline
+
+
+def build_any(name: str, pages: Sequence[Page], *, model: str | None = None) -> Pipeline:
+    """A peer (`peer:NAME`) or one of the course's registered pipelines, by name: what the command
+    line and the pooling script run, so a peer is compared wherever a lesson pipeline is."""
+    if name.startswith(PREFIX):
+        return build_peer(name, pages, model=model)
+    return build_pipeline(name, pages, model=model)
 
 
 def settings_rows() -> list[dict[str, str]]:

@@ -156,9 +156,11 @@ class Store:
     """
 
     def __init__(self, conn, *, embedder=None, model: str | None = None, rebuild: bool = False,
-                 reranker: Reranker | None = None, exact: bool = False, ef_search: int = 40,
-                 lexical: Literal["simple", "english"] = "simple", candidates: int = settings.CANDIDATES,
-                 top_n: int = settings.TOP_N, rrf_k: int = settings.RRF_K):
+                 reranker: Reranker | None = None, exact: bool = False,
+                 ef_search: int = settings.HNSW_EF_SEARCH,
+                 lexical: Literal["simple", "english"] = "simple",
+                 candidates: int = settings.FUSION_CANDIDATES,
+                 top_n: int = settings.RERANK_TOP_N, rrf_k: int = settings.RRF_K):
         self.conn = conn
         self.embedder = embedder or ModelEmbedder(model)
         self.reranker, self.exact, self.ef_search, self.lexical = reranker, exact, ef_search, lexical
@@ -309,14 +311,14 @@ class Store:
     # The SQL below is assembled from fixed fragments (the filter's WHERE clause comes from
     # `where_sql`, which binds every value); nothing a user types is formatted into it (S608).
 
-    def dense(self, query: str, *, k: int = 20, where: Filter | None = None) -> list[Hit]:
+    def dense(self, query: str, *, k: int = settings.EVAL_DEPTH, where: Filter | None = None) -> list[Hit]:
         """Dense search alone (HNSW, or exact), score = cosine similarity."""
         condition, params = self._query_params(query, where)
         sql = (f"SELECT c.chunk_id, 1 - (c.embedding <=> %(vec)s::vector) FROM chunks c WHERE {condition} "  # noqa: S608
                f"ORDER BY c.embedding <=> %(vec)s::vector LIMIT %(k)s")
         return self._run(sql, {**params, "k": k})
 
-    def lexical_search(self, query: str, *, k: int = 20, where: Filter | None = None,
+    def lexical_search(self, query: str, *, k: int = settings.EVAL_DEPTH, where: Filter | None = None,
                        config: Literal["simple", "english"] | None = None) -> list[Hit]:
         """Full-text search alone, ranked by ts_rank (length-normalised), ties by page and order."""
         condition, params = self._query_params(query, where)
@@ -337,7 +339,7 @@ class Store:
                 f"WHERE {doc} @@ {tsq} AND {condition} ORDER BY score DESC, c.doc COLLATE \"C\", c.seq "
                 f"LIMIT %(n)s")
 
-    def fused(self, query: str, *, k: int = 20, where: Filter | None = None) -> list[Hit]:
+    def fused(self, query: str, *, k: int = settings.EVAL_DEPTH, where: Filter | None = None) -> list[Hit]:
         """Dense and full-text top `candidates`, fused by RRF in one SQL query (no re-ranking)."""
         condition, params = self._query_params(query, where)
         sql = f"""
@@ -363,7 +365,7 @@ class Store:
         hits = [Hit(self._positions[cid], float(score)) for cid, score in rows]
         return sorted(hits, key=lambda h: (-h.score, h.index))  # the course's tie rule
 
-    def search(self, query: str, *, k: int = 20, where: Filter | None = None) -> list[Hit]:
+    def search(self, query: str, *, k: int = settings.EVAL_DEPTH, where: Filter | None = None) -> list[Hit]:
         """The pipeline: fused SQL search, then with a re-ranker the shortlist `Pipeline.search`
         re-ranks (`shortlist_size`), re-ranked in Python; the k best."""
         if self.reranker is None:

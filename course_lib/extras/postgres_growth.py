@@ -15,11 +15,13 @@ import numpy as np
 from pgvector.psycopg import register_vector
 from threadpoolctl import threadpool_limits
 
+from course_lib import settings
+
 TABLE = "growth_vectors"
 
 
-def perturbed_copies(vectors: np.ndarray, times: int, *, noise: float = 0.05,
-                     seed: int = 0) -> np.ndarray:
+def perturbed_copies(vectors: np.ndarray, times: int, *, noise: float = settings.GROWTH_NOISE,
+                     seed: int = settings.SEED) -> np.ndarray:
     """The vectors plus `times - 1` noisy copies of them, each row re-normalised to unit length.
 
     Copies sit near their original, as paraphrases of a page would, so the neighbourhoods an
@@ -62,8 +64,8 @@ class GrowthPoint:
                 "hnsw_MB": round(self.hnsw_bytes / 1e6, 1)}
 
 
-def measure_growth(conn, vectors: np.ndarray, queries: np.ndarray, *, k: int = 20,
-                   ef_search: int = 40, maintenance_mem: str = "1GB") -> GrowthPoint:
+def measure_growth(conn, vectors: np.ndarray, queries: np.ndarray, *, k: int = settings.EVAL_DEPTH,
+                   ef_search: int = settings.HNSW_EF_SEARCH, maintenance_mem: str = "1GB") -> GrowthPoint:
     """Load `vectors` into a fresh table, build HNSW (timed), and time each query three ways.
 
     `maintenance_work_mem` must hold the graph while it is built, or pgvector spills to disk and
@@ -119,7 +121,7 @@ def _timed_sql(conn, queries: np.ndarray, k: int, settings: dict[str, str]) -> n
 
 
 def hnsw_recall(store, queries: list[str], *, ef_values=(10, 20, 40, 100),
-                k: int = 20) -> dict[int, float]:
+                k: int = settings.EVAL_DEPTH) -> dict[int, float]:
     """Mean share of exact search's top k that HNSW also returns, per `ef_search`."""
     exact_flag, ef = store.exact, store.ef_search
     try:

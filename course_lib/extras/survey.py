@@ -10,6 +10,7 @@ from collections.abc import Iterable
 
 from bs4 import BeautifulSoup, Tag
 
+from course_lib import settings
 from course_lib.core.html_parts import HEADING_TAGS
 from course_lib.records import Page
 
@@ -61,7 +62,8 @@ def survey(pages: Iterable[Page]) -> Counter:
 TEXT_ELEMENTS = ("p", "li", "a", "pre", "td", "th", "dt", "caption", *HEADING_TAGS)
 
 
-def repeated_texts(pages: list[Page], *, min_share: float = 0.5, min_chars: int = 3) -> list[tuple[str, int]]:
+def repeated_texts(pages: list[Page], *, min_share: float = settings.SURVEY_REPEAT_SHARE,
+                   min_chars: int = settings.SURVEY_MIN_CHARS) -> list[tuple[str, int]]:
     """Texts of paragraphs, links, list items, cells and headings found on at least
     `min_share` of the pages, most widespread first.
 

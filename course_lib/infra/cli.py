@@ -102,10 +102,10 @@ def _pages(n: int) -> str:
 
 def _build(name: str, loaded, *, model: str | None):
     """A pipeline over the loaded pages, saying on stderr what it is doing if that takes long."""
-    from course_lib.core.pipeline import build_pipeline
+    from course_lib.extras.peers import build_any
 
     with progress(f"building the {name!r} index over {_pages(len(loaded.pages))}"):
-        return build_pipeline(name, loaded.pages, model=model)
+        return build_any(name, loaded.pages, model=model)
 
 
 def _base_url(args: argparse.Namespace, loaded) -> str:
@@ -184,7 +184,7 @@ def _golden_questions(args: argparse.Namespace, loaded, golden: Path, split: str
 
 
 def _evaluate(args: argparse.Namespace) -> int:
-    from course_lib.evaluation.metrics import by_kind, evaluate_retriever, summary
+    from course_lib.evaluation.metrics import HEADLINE_METRICS, by_kind, evaluate_retriever, summary
     from course_lib.infra.paths import GOLDEN_FILE
 
     _pipeline_name(args.pipeline)
@@ -202,7 +202,7 @@ def _evaluate(args: argparse.Namespace) -> int:
     run = evaluate_retriever(retriever, questions, name=args.pipeline)
     result = {**summary(run), "split": args.split, "by_kind": by_kind(run),
               "pages": len(loaded.pages), "chunks": len(retriever.chunks)}
-    for key in ("recall@5", "recall@20", "mrr"):
+    for key in HEADLINE_METRICS:
         lo, hi = result[f"{key}_ci"]
         say(f"{key:<10} {result[key]:.3f}  95% CI [{lo:.3f}, {hi:.3f}]")
     try:

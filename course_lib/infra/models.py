@@ -14,6 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
+from course_lib import settings
 from course_lib.infra.errors import ModelLoadError
 from course_lib.infra.files import hash_file_into
 from course_lib.infra.paths import cache_dir
@@ -241,7 +242,7 @@ def embed(
     texts: Sequence[str],
     *,
     model: str | None = None,
-    batch_size: int = 32,
+    batch_size: int = settings.EMBED_BATCH_SIZE,
     normalize: bool = True,
     use_cache: bool = True,
     progress: bool = True,
