@@ -25,7 +25,8 @@ from pathlib import Path
 from course_lib.core import rerank
 from course_lib.core.load import load_pages
 from course_lib.core.naive import naive_chunks
-from course_lib.core.pipeline import clean_fixed_chunks, structured_chunks
+from course_lib.core.chunking import without_context
+from course_lib.core.pipeline import clean_fixed_chunks, context_chunks, structured_chunks, window_chunks_of
 from course_lib.infra import models
 from course_lib.infra import vector_cache as vectorstore
 from course_lib.infra.paths import cache_dir
@@ -36,9 +37,12 @@ DEFAULT = "limited (05-08, default)"
 CHUNKINGS: dict[str, Callable[[Sequence[Page]], list[Chunk]]] = {
     "naive (01)": naive_chunks,
     "clean (03)": clean_fixed_chunks,
-    "structured (04)": lambda pages: structured_chunks(pages, context=False, split_long=False),
-    "context (04, 09: - splitting long blocks)": lambda pages: structured_chunks(pages, split_long=False),
+    "fixed windows (04)": window_chunks_of,
+    "structured (04)": lambda pages: without_context(context_chunks(pages)),
+    "context (04)": context_chunks,
     DEFAULT: structured_chunks,
+    "09: - structure-aware boundaries": lambda pages: window_chunks_of(pages, within_heading_path=True,
+                                                                       context=True),
     "09: - context line": lambda pages: structured_chunks(pages, context=False),
     "09: - cleaning": lambda pages: structured_chunks(pages, main_selector=None, drop_boilerplate=False,
                                                       max_share=1.0),
