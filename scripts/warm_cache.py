@@ -23,9 +23,9 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from course_lib.core import rerank
+from course_lib.core.chunking import without_context
 from course_lib.core.load import load_pages
 from course_lib.core.naive import naive_chunks
-from course_lib.core.chunking import without_context
 from course_lib.core.pipeline import clean_fixed_chunks, context_chunks, structured_chunks, window_chunks_of
 from course_lib.infra import models
 from course_lib.infra import vector_cache as vectorstore
