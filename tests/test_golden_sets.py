@@ -113,3 +113,12 @@ def test_no_data_script_filters_questions_by_a_chunker(script):
     imported = {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
     imported |= {alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names}
     assert not imported & set(CHUNKER_MODULES), (script, imported & set(CHUNKER_MODULES))
+
+
+def test_the_main_readme_states_the_python_sets_counts():
+    questions = load_golden(SETS["python"].file)
+    answerable = [q for q in questions if q.answerable]
+    dev = sum(q.split == "dev" for q in answerable)
+    text = " ".join((REPO_ROOT / "README.md").read_text(encoding="utf-8").split())
+    assert (f"a golden set of {len(questions)} questions ({len(answerable)} answerable: {dev} for choosing, "
+            f"{len(answerable) - dev} for the final test)") in text
