@@ -13,7 +13,8 @@ Markdown cell it passes only when the nearest code cell before or after it backs
   back "re-ranking improves MRR" unless the assert mentions MRR).
 
 A verdict in a code cell's plain string (`print("BM25 beats dense")`) is always flagged: it is a
-verdict typed in, not rendered. Sentences about the sources are exempt: a blockquote line (`> …`)
+verdict typed in, not rendered. Headings and questions (a sentence ending in "?") state no
+verdict and are not read. Sentences about the sources are exempt: a blockquote line (`> …`)
 or a line saying "the production write-up says" / "the chunking lesson says". Code spans and
 fenced code inside Markdown are not prose and are skipped. Exit status 1 when anything is
 flagged; `--count` prints the number of flags per notebook and exits 0.
@@ -37,6 +38,9 @@ VERDICT_WORDS = (
 )
 _VERDICT = re.compile(r"\b(" + "|".join(w.replace(" ", r"\s+") for w in VERDICT_WORDS) + r")\b", re.I)
 _EXEMPT_LINE = re.compile(r"^\s*>|the production write-up says|the chunking lesson says", re.I)
+# A heading names a section and a question asks one: neither states a verdict.
+_HEADING = re.compile(r"^\s*#")
+_SENTENCE_END = re.compile(r"(?<=[.!?])[*_]*\s+")
 _FENCE = re.compile(r"^\s*(```|~~~).*?^\s*\1", re.M | re.S)
 _CODE_SPAN = re.compile(r"`[^`\n]*`")
 _RENDERS = re.compile(r"\b(verdict|verdict_table|technique_table)\s*\(")
@@ -68,9 +72,10 @@ def verdict_words(markdown: str) -> list[tuple[str, str]]:
     prose = _CODE_SPAN.sub("", _FENCE.sub("", markdown))
     found = []
     for line in prose.splitlines():
-        if _EXEMPT_LINE.search(line):
+        if _EXEMPT_LINE.search(line) or _HEADING.match(line):
             continue
-        found += [(" ".join(m.group(1).lower().split()), line.strip()) for m in _VERDICT.finditer(line)]
+        statements = " ".join(s for s in _SENTENCE_END.split(line) if not s.rstrip(" *_").endswith("?"))
+        found += [(" ".join(m.group(1).lower().split()), line.strip()) for m in _VERDICT.finditer(statements)]
     return found
 
 

@@ -90,6 +90,13 @@ def test_source_quotes_code_and_blockquotes_are_exempt(claims):
     assert claims.verdict_words(text) == []
 
 
+def test_headings_and_questions_state_no_verdict_but_answers_do(claims):
+    text = ("## 8. What it costs per query\n"
+            "- Why can an overlap of one block not help a question? Because the block is whole.\n"
+            "**Could you tell a 0.03 improvement from noise?** No: re-ranking helps here.\n")
+    assert [w for w, _ in claims.verdict_words(text)] == ["helps"]
+
+
 def test_cli_exit_status_and_counts(claims, tmp_path, capsys):
     bad, good = tmp_path / "bad.ipynb", tmp_path / "good.ipynb"
     nbformat.write(notebook(new_markdown_cell("Re-ranking hurts.")), bad)
