@@ -9,12 +9,10 @@ import json
 import os
 import re
 import shutil
-import signal
 import sqlite3
 import subprocess
 import sys
 import textwrap
-import time
 from pathlib import Path
 
 import diskcache
@@ -131,21 +129,13 @@ STALLED_WRITE = textwrap.dedent("""
 """)
 
 
-def test_a_golden_draft_killed_while_writing_leaves_the_old_file_intact(tmp_path, site):
+def test_a_golden_draft_killed_while_writing_leaves_the_old_file_intact(tmp_path, site, kill_once_started):
     out, started = tmp_path / "drafts.jsonl", tmp_path / "started"
     out.write_text("my own questions\n")
     writer = subprocess.Popen([sys.executable, "-c", STALLED_WRITE, str(started), "golden-draft", "--corpus",
                                str(site), "--out", str(out), "--n", "3", "--force"],
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        deadline = time.monotonic() + 300
-        while not started.exists():
-            assert writer.poll() is None and time.monotonic() < deadline, "the writer never reached the write"
-            time.sleep(0.05)
-        writer.send_signal(signal.SIGKILL)
-        writer.wait(timeout=60)
-    finally:
-        writer.kill()
+    kill_once_started(writer, started)
     assert out.read_text() == "my own questions\n"
     partial = [p.name for p in tmp_path.iterdir() if p.name.endswith(".partial")]
     assert len(partial) == 1 and partial[0].startswith(".drafts.jsonl.")

@@ -138,17 +138,8 @@ def test_debug_shows_the_traceback_behind_a_failed_check(monkeypatch, capsys):
     assert "Traceback" in err and 'raise RuntimeError("the cache folder is gone")' in err
 
 
-def test_debug_shows_why_the_parser_skipped_a_page(tmp_path, monkeypatch, capsys):
-    from course_lib.core import parse
-
-    real = parse.parse_blocks
-
-    def breaks_on_odd(html, **kwargs):
-        if "odd page" in html:
-            raise RecursionError("a parser bug")
-        return real(html, **kwargs)
-
-    monkeypatch.setattr(parse, "parse_blocks", breaks_on_odd)
+def test_debug_shows_why_the_parser_skipped_a_page(tmp_path, parser_failing_on, capsys):
+    parser_failing_on("odd page", RecursionError("a parser bug"))
     site = _own_site(tmp_path)
     (site / "odd.html").write_text(f"<html><body><h1>An odd page</h1><p>{'Words. ' * 60}</p></body></html>")
     argv = ["ask", "day of the month", "--corpus", str(site), "--pipeline", "bm25", "--k", "1"]

@@ -5,7 +5,6 @@ import signal
 import subprocess
 import sys
 import textwrap
-import time
 
 import pytest
 
@@ -29,20 +28,11 @@ HALF_WRITER = textwrap.dedent("""
 """)
 
 
-def test_a_writer_killed_mid_write_leaves_the_old_file_intact(tmp_path):
+def test_a_writer_killed_mid_write_leaves_the_old_file_intact(tmp_path, kill_once_started):
     target, started = tmp_path / "result.json", tmp_path / "started"
     target.write_text("old and precious")
     writer = subprocess.Popen([sys.executable, "-c", HALF_WRITER, str(target), str(started)])
-    try:
-        deadline = time.monotonic() + 120
-        while not started.exists():
-            assert writer.poll() is None and time.monotonic() < deadline, "the writer never started"
-            time.sleep(0.05)
-        writer.send_signal(signal.SIGKILL)
-        writer.wait(timeout=60)
-    finally:
-        writer.kill()
-    assert writer.returncode == -signal.SIGKILL
+    assert kill_once_started(writer, started, within_s=120) == -signal.SIGKILL
     assert target.read_text() == "old and precious"
     leftovers = [p.name for p in tmp_path.iterdir() if p.name not in ("result.json", "started")]
     assert len(leftovers) == 1 and leftovers[0].startswith(".result.json.") and leftovers[0].endswith(".partial")

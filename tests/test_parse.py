@@ -522,17 +522,8 @@ def test_parse_corpus_counts_every_skip_and_keeps_going():
     assert len(kept) == 1
 
 
-def test_parser_failure_on_one_page_is_a_counted_skip(monkeypatch):
-    import course_lib.core.parse as parse_module
-
-    real = parse_module.parse_blocks
-
-    def flaky(html, **kwargs):
-        if "boom" in html:
-            raise RecursionError("maximum recursion depth exceeded")
-        return real(html, **kwargs)
-
-    monkeypatch.setattr(parse_module, "parse_blocks", flaky)
+def test_parser_failure_on_one_page_is_a_counted_skip(parser_failing_on):
+    parser_failing_on("boom", RecursionError("maximum recursion depth exceeded"))
     parsed, skipped = parse_corpus([Page("a.html", "<p>boom</p>"), Page("b.html", "<p>" + "fine " * 60 + "</p>")])
     assert list(parsed) == ["b.html"]
     assert skipped == [("a.html", "parser failed: RecursionError: maximum recursion depth exceeded")]
