@@ -68,11 +68,15 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 10_000, 50_000])
     args = parser.parse_args(argv)
-    results = [(n, *peak_bytes(n)) for n in sorted(args.sizes)]
-    base_n, base_peak, _ = results[0]
     print(f"{'questions':>10} {'peak MB':>9} {'seconds':>8} {'size ratio':>11} {'memory ratio':>13}")
-    for n, peak, seconds in results:
-        print(f"{n:>10,} {peak / 2**20:>9.1f} {seconds:>8.1f} {n / base_n:>11.1f} {peak / base_peak:>13.1f}")
+    results = []
+    for n in sorted(args.sizes):  # each row as soon as it is measured: the largest takes minutes
+        results.append((n, *peak_bytes(n)))
+        base_n, base_peak, _ = results[0]
+        _, peak, seconds = results[-1]
+        print(f"{n:>10,} {peak / 2**20:>9.1f} {seconds:>8.1f} {n / base_n:>11.1f} {peak / base_peak:>13.1f}",
+              flush=True)
+    base_n, base_peak, _ = results[0]
     grows_slower = all(peak / base_peak <= n / base_n for n, peak, _ in results)
     print("memory grows no faster than the golden file" if grows_slower
           else "memory grows FASTER than the golden file")
