@@ -172,3 +172,17 @@ def test_paired_proportion_tost_needs_enough_questions_and_a_small_difference():
     # the p-value is where the 1 - 2p interval touches the margin
     lo, hi = paired_proportion_interval(a, b, confidence=1 - 2 * shown.p_value)
     assert max(-lo, hi) == pytest.approx(0.05, abs=1e-4)
+
+
+def test_sign_flip_p_value_agrees_with_scipy_and_ignores_ties():
+    from scipy import stats as scipy_stats
+
+    from course_lib.evaluation.stats import sign_flip_p_value
+
+    rng = np.random.default_rng(3)
+    d = rng.choice([0.0, 0.0, 0.0, 0.5, -0.5, 1.0, -0.33, 0.25], size=60)
+    scipy_p = scipy_stats.permutation_test((d,), np.mean, permutation_type="samples", n_resamples=10_000,
+                                           random_state=np.random.default_rng(1)).pvalue
+    ours = sign_flip_p_value(d)
+    assert abs(ours - scipy_p) < 0.02  # two Monte Carlo estimates of one p-value (SE about 0.005)
+    assert sign_flip_p_value(np.concatenate([d, np.zeros(5000)])) == ours  # a tie flips to itself

@@ -134,7 +134,8 @@ def paired_comparison(run_a: RunResult, run_b: RunResult, *, metric: str = f"rec
     """Compare two runs on the same questions: delta = B - A, its interval, its test.
 
     recall@k: exact McNemar p-value on the discordant questions and Newcombe's paired interval.
-    Continuous metrics: paired permutation p-value and BCa bootstrap interval (scipy). Both also
+    Continuous metrics: paired permutation p-value (sign flips, as scipy defines it) and BCa bootstrap
+    interval (scipy). Both also
     get two one-sided tests against `margin` (on Newcombe's interval for recall, t-tests for the
     rest), the only ground for a "no difference" claim.
     """
