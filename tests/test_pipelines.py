@@ -210,6 +210,9 @@ def test_defaults_come_from_settings():
     assert inspect.signature(Pipeline).parameters["rrf_k"].default == settings.RRF_K
     assert inspect.signature(search.HybridRetriever).parameters["candidates"].default == settings.FUSION_CANDIDATES
     assert inspect.signature(serve.SearchService).parameters["top_n"].default == settings.RERANK_TOP_N
+    # Threads are opt-in everywhere (lesson 08 measured them slower on a laptop's in-memory index).
+    for opt_in in (Pipeline, search.HybridRetriever, serve.SearchService):
+        assert inspect.signature(opt_in).parameters["parallel"].default is False
     assert settings.FINAL_PIPELINE in pipelines.PIPELINES
 
 

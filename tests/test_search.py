@@ -266,6 +266,13 @@ def test_hybrid_runs_retrievers_concurrently():
     assert sequential.last_timings["total"] >= 0.6  # a lower bound: sleeps cannot finish early
 
 
+def test_hybrid_runs_retrievers_one_after_the_other_by_default():
+    # Lesson 08 measured threads slower than sequential for an in-memory index on a laptop, so
+    # they are opt-in: no thread pool unless parallel=True.
+    hybrid = HybridRetriever([FakeRetriever("bm25", [Hit(0, 1.0)]), FakeRetriever("dense", [Hit(0, 1.0)])])
+    assert hybrid.parallel is False and hybrid._pool is None
+
+
 def test_hybrid_rejects_inconsistent_setups():
     a = FakeRetriever("a", [])
     with pytest.raises(ValueError):

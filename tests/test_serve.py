@@ -179,8 +179,9 @@ def test_expired_results_are_recomputed_but_the_query_vector_is_reused(service):
 
 
 def test_parallel_and_sequential_give_the_same_ranking(monkeypatch, service):
-    sequential = serve.SearchService(CHUNKS, vectors=VECTORS, candidates=3, parallel=False)
-    assert sequential.search("error code", k=3).hits == service.search("error code", k=3).hits
+    threaded = serve.SearchService(CHUNKS, vectors=VECTORS, candidates=3, parallel=True)
+    assert threaded.pipeline.parallel and not service.pipeline.parallel  # sequential is the default
+    assert threaded.search("error code", k=3).hits == service.search("error code", k=3).hits
 
 
 def test_the_reranker_reorders_the_shortlist(service):

@@ -5,7 +5,7 @@ A `Pipeline` owns its stages:
     chunks -> dense index (vectors) and/or lexical index (BM25) -> fusion -> optional re-ranker
 
 `search(query, k=..., where=...)` embeds the query once (shared by every dense stage), runs the
-retrievers (in parallel threads if `parallel=True`), fuses their lists with `retrieve.fuse`, and
+retrievers (one after the other; in threads with `parallel=True`), fuses their lists with `retrieve.fuse`, and
 re-ranks the shortlist `rerank.shortlist_size(k, top_n=...)` decides. The seconds of each stage of the
 last search are in `last_timings`, keyed by `STAGES` names. `serve.SearchService` adds caches
 around a Pipeline and nothing else, so the served ranking is the evaluated one.
@@ -49,14 +49,16 @@ class Pipeline:
 
     Build it from retriever objects (`Pipeline([DenseRetriever(chunks), BM25Retriever(chunks)])`)
     or with `Pipeline.over(chunks, ...)`. Knobs default to `course_lib.settings`; a lesson that
-    measures another value passes one keyword.
+    measures another value passes one keyword. The retrievers run one after the other unless
+    `parallel=True`: lesson 08 measured threads slower on a 2-core laptop for an in-memory index
+    (each retriever takes about a millisecond and BM25 holds the GIL), so they are opt-in.
     """
 
     def __init__(self, retrievers: Sequence[Retriever], *, reranker: Reranker | None = None,
                  fusion: Literal["rrf", "weighted"] = "rrf", rrf_k: int = settings.RRF_K,
                  weights: Sequence[float] | None = None, candidates: int = settings.FUSION_CANDIDATES,
                  top_n: int = settings.RERANK_TOP_N, batch_size: int = settings.RERANK_BATCH_SIZE,
-                 parallel: bool = True, name: str | None = None):
+                 parallel: bool = False, name: str | None = None):
         if not retrievers:
             raise ValueError("a pipeline needs at least one retriever")
         check_k(top_n)

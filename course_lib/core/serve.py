@@ -4,7 +4,7 @@ The production write-up made its pipeline both more accurate and faster. `Search
 a `course_lib.core.pipeline.Pipeline`, the very object lessons 06-09 evaluate, and adds only what
 serving needs:
 
-    query-vector cache -> Pipeline.search (embed, BM25 || dense, fuse, re-rank) -> result cache (TTL)
+    query-vector cache -> Pipeline.search (embed, BM25, dense, fuse, re-rank) -> result cache (TTL)
 
 It contains no retrieval or fusion of its own, so what lesson 08 times is what lesson 09 scores.
 `build_prompt` assembles the top chunks with numbered sources for an LLM.
@@ -111,15 +111,16 @@ class SearchService:
     Pass chunks (the pipeline is built here: dense + BM25, RRF, optional `reranker`, the
     retrieval knobs as keywords, defaults from `settings`) or a ready `Pipeline`. `filters`
     (a `Filter`: page `doc`, page-path prefix `path_prefix`, block `kinds`) are applied inside
-    the retrievers, before the top-k cut. `parallel=False`, `cache_results=False` and
-    `cache_queries=False` switch off one speed-up each, so lesson 08 can measure what each is worth.
+    the retrievers, before the top-k cut. `cache_results=False` and `cache_queries=False` switch
+    off one speed-up each, and `parallel=True` runs the retrievers in threads (off by default:
+    lesson 08 measured it slower on a laptop), so lesson 08 can measure what each is worth.
     """
 
     def __init__(self, chunks: Sequence[Chunk] | Pipeline, *, model: str | None = None,
                  vectors: np.ndarray | None = None, reranker: Reranker | None = None,
                  top_n: int = settings.RERANK_TOP_N, batch_size: int = settings.RERANK_BATCH_SIZE,
                  candidates: int = settings.FUSION_CANDIDATES, rrf_k: int = settings.RRF_K,
-                 parallel: bool = True,
+                 parallel: bool = False,
                  ttl: float = settings.RESULT_TTL_SECONDS, cache_queries: bool = True,
                  cache_results: bool = True):
         if isinstance(chunks, Pipeline):
