@@ -149,7 +149,10 @@ def pages(name: str, batches: Path, per_batch: int) -> None:
 
 
 def apply(name: str, verdict_dir: Path, batches: Path) -> int:
-    """Validate the readers' quotes, write the `also` places and the pool record; 1 on any problem."""
+    """Validate the readers' quotes, write the `also` places and the pool record.
+
+    A quote that fails validation is not credited: it is printed with its reason and counted in the
+    record (`rejected_places`), never silently dropped. Returns 1 when a question was not finished."""
     golden_path = SETS[name]
     questions = {q.id: q for q in load_golden(golden_path)}
     soups = {p.path: visible_soup(p.html) for p in load_pages(corpus=name)}
@@ -173,7 +176,7 @@ def apply(name: str, verdict_dir: Path, batches: Path) -> int:
         print(problem)
     if missing:
         print(f"{len(missing)} questions were not marked done (e.g. {sorted(missing)[:5]})")
-    if problems or missing:
+    if missing:
         return 1
     lines = []
     for raw in golden_path.read_text(encoding="utf-8").splitlines():
@@ -194,6 +197,8 @@ def apply(name: str, verdict_dir: Path, batches: Path) -> int:
                "words_read": sum(len(t.split()) for t in texts.values()),
                "places_marked_answering": sum(1 for v in verdicts if v.get("answers")),
                "also_places": sum(len(p) for p in places.values()),
+               "rejected_places": len(problems),
+               "rejected_reasons": dict(Counter(p.split(": ", 1)[1] for p in problems)),
                "questions_with_also": len(places)}
     atomic_write(POOL_DIR / f"{name}.json", json.dumps(summary, indent=1) + "\n")
     print(json.dumps(summary, indent=1))

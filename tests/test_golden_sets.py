@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import ast
 import hashlib
+import json
 import re
 from collections import Counter
 from dataclasses import dataclass
@@ -92,9 +93,37 @@ def test_the_readme_states_the_counts_in_the_file(golden_set):
 
 
 def test_the_first_130_python_questions_are_unchanged():
-    lines = SETS["python"].file.read_text(encoding="utf-8").splitlines(keepends=True)[:130]
-    digest = hashlib.sha256("".join(lines).encode()).hexdigest()
-    assert digest == "0caa444f96fe2beee4afc5f83d1a1f08f7687a289c3c24754edefcb035a00a40"
+    """q001-q130 keep their text, ids and splits; pooling may only add `also` places to them."""
+    lines = SETS["python"].file.read_text(encoding="utf-8").splitlines()[:130]
+    without_also = [json.dumps({k: v for k, v in json.loads(line).items() if k != "also"}, ensure_ascii=False)
+                    for line in lines]
+    digest = hashlib.sha256("\n".join(without_also).encode()).hexdigest()
+    assert digest == "c42ebcbf7aa644251e69487f9a018beebb6746b29d7403be67ab1e7c05db28d1"
+
+
+def test_pooled_also_places_are_counted_in_the_pool_record():
+    """Every `also` place in the golden file is one the pool record counts, none more, none fewer."""
+    record = json.loads((SETS["python"].file.parent / "pool" / "python.json").read_text(encoding="utf-8"))
+    questions = load_golden(SETS["python"].file)
+    assert sum(len(q.also) for q in questions) == record["also_places"] > 0
+    assert sum(bool(q.also) for q in questions) == record["questions_with_also"]
+
+
+def test_the_readme_pool_table_states_the_pool_record():
+    """Every figure of the README's pooled-judgments table is the one the pool record holds."""
+    record = json.loads((SETS["python"].file.parent / "pool" / "python.json").read_text(encoding="utf-8"))
+    readme = (SETS["python"].file.parent / "README.md").read_text(encoding="utf-8")
+    table = dict(re.findall(r"^\| ([^|]+?) \| ([^|]+?) \|$", readme[readme.index("| pooled | value |"):],
+                            re.MULTILINE)[:11])
+    assert table["questions pooled"] == str(record["questions"])
+    assert table["systems pooled, depth"] == f"{len(record['systems'])}, top {record['depth']}"
+    assert table["pooled items"] == str(record["pooled_items"])
+    assert table["items already holding the gold quote"] == str(record["holding_the_gold_quote"])
+    assert table["question-page texts read"] == str(record["question_page_texts_read"])
+    assert table["places marked as answering"] == str(record["places_marked_answering"])
+    assert table["places credited as `also`"] == str(record["also_places"])
+    assert table["places rejected by validation"] == str(record["rejected_places"])
+    assert table["questions with at least one `also` place"] == str(record["questions_with_also"])
 
 
 def test_every_python_content_page_has_at_least_three_questions():
@@ -113,3 +142,12 @@ def test_no_data_script_filters_questions_by_a_chunker(script):
     imported = {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
     imported |= {alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names}
     assert not imported & set(CHUNKER_MODULES), (script, imported & set(CHUNKER_MODULES))
+
+
+def test_the_main_readme_states_the_python_sets_counts():
+    questions = load_golden(SETS["python"].file)
+    answerable = [q for q in questions if q.answerable]
+    dev = sum(q.split == "dev" for q in answerable)
+    text = " ".join((REPO_ROOT / "README.md").read_text(encoding="utf-8").split())
+    assert (f"a golden set of {len(questions)} questions ({len(answerable)} answerable: {dev} for choosing, "
+            f"{len(answerable) - dev} for the final test)") in text

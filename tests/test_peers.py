@@ -1,10 +1,9 @@
-"""The peer libraries as pipelines: registry kept apart, same judge, faithful offline stand-in."""
+"""The peer libraries as pipelines: registry kept apart, measured windows, nothing added, faithful offline stand-in."""
 import pytest
 
 from course_lib.core.pipeline import PIPELINES
-from course_lib.evaluation.golden import Question
 from course_lib.extras import peers
-from course_lib.records import Chunk, Page
+from course_lib.records import Page
 
 PAGE = """<html><body><nav><a href="/">Home</a> <a href="/api">API</a></nav>
 <div role="main"><h1>pandas.DataFrame.join</h1>
@@ -23,8 +22,8 @@ def own_cache(private_cache):
     return private_cache
 
 
-def q(evidence, doc="a.html", kind="exact", qid="t1"):
-    return Question(id=qid, question="q?", doc=doc, section="s", evidence=evidence, kind=kind, split="dev")
+WINDOW = peers.Window(tokens=256, special=2, chars_per_token=3.0)  # a window for tests: no model loaded
+SMALL = peers.Window(tokens=42, special=2, chars_per_token=2.0)  # 40 content tokens, 80 characters
 
 
 def test_peers_are_their_own_group_and_leave_the_lesson_pipelines_alone():
@@ -39,79 +38,104 @@ def test_unknown_peer_lists_the_known_ones():
     assert peers.peer("docling") is peers.PEERS["peer:docling"]
 
 
-def test_strip_markup_removes_what_peers_add():
-    assert peers.strip_markup("Use **`how='left'`** or [merge](x.html#m) a \\| b") == "Use how='left' or merge a | b"
+def test_the_window_is_measured_on_the_corpus_with_the_embedders_tokenizer():
+    from course_lib.core.chunking import blocks_to_text
+    from course_lib.core.pipeline import clean_corpus
+    from course_lib.core.tokens import chars_per_token, get_counter
+    from course_lib.infra import models
 
-
-def test_evidence_kept_is_strict_on_markup_and_lenient_diagnostic_is_not():
-    chunks = [Chunk(id="c", doc="a.html", body="Use `how='left'` to keep every row"),
-              Chunk(id="d", doc="b.html", body="the suffix to use from the left frame")]
-    questions = [q("Use how='left' to keep every row"), q("the suffix to use from the left frame", qid="t2"),
-                 Question(id="u", question="q?", doc=None, section=None, evidence=None, kind="unanswerable",
-                          split="dev")]
-    assert peers.evidence_kept(questions, chunks) == 0.0  # backticks break it; the other is on another page
-    assert peers.evidence_kept(questions, chunks, lenient=True) == 0.5
-
-
-def test_over_window_counts_chunks_past_the_limit():
-    class Words:
-        def count_many(self, texts):
-            return [len(t.split()) for t in texts]
-
-        def over_limit(self, texts, *, limit=None):
-            return [i for i, n in enumerate(self.count_many(texts)) if n > limit]
-
-    chunks = [Chunk(id="a", doc="d", body="one two three"), Chunk(id="b", doc="d", body="one", context="x y z")]
-    assert peers.over_window(chunks, counter=Words(), limit=2) == 2
-    assert peers.over_window(chunks, counter=Words(), limit=3) == 1
+    pages = [Page("a.html", PAGE)]
+    window = peers.measure_window(pages)
+    counter = get_counter()
+    texts = [blocks_to_text(b) for b in clean_corpus(pages)[0].values()]
+    assert window.tokens == models.max_input_tokens() and window.special == counter.count("")
+    assert window.chars_per_token == chars_per_token(texts, counter=counter)
+    assert window.content_tokens == window.tokens - window.special
+    assert window.chars == int(window.content_tokens * window.chars_per_token)
 
 
 @pytest.mark.parametrize("name", ["peer:langchain-header", "peer:langchain-semantic", "peer:unstructured",
                                   "peer:trafilatura"])
-def test_each_peer_chunks_a_page_and_keeps_the_page_path(name):
-    run = peers.run_peer(name, [Page("a.html", PAGE)])
-    assert run.chunks and not run.failures
+def test_each_peer_chunks_a_page_and_the_course_adds_nothing(name):
+    run = peers.run_peer(name, [Page("a.html", PAGE)], window=WINDOW)
+    assert run.chunks and not run.failures and run.window == WINDOW
     assert {c.doc for c in run.chunks} == {"a.html"}
     assert any("overlapping columns" in c.body for c in run.chunks)
+    assert all(c.context == "" and c.text == c.body for c in run.chunks)  # no context line, no title
     assert run.pages == 1 and run.pages_per_second > 0
+
+
+@pytest.mark.parametrize("name", ["peer:langchain-semantic", "peer:unstructured", "peer:trafilatura"])
+def test_character_peers_are_bounded_by_the_windows_characters(name):
+    bodies = [c.body for c in peers.run_peer(name, [Page("a.html", PAGE)], window=SMALL).chunks]
+    assert len(bodies) > len(peers.run_peer(name, [Page("a.html", PAGE)], window=WINDOW).chunks)
+    assert max(map(len, bodies)) <= SMALL.chars
+
+
+def test_trafilatura_overlaps_by_lesson_01s_share_of_the_window():
+    from course_lib import settings
+
+    assert peers.trafilatura_overlap(SMALL) == round(SMALL.chars * settings.NAIVE_OVERLAP_CHARS
+                                                     / settings.NAIVE_CHUNK_CHARS)
+
+
+def test_docling_embeds_its_contextualized_chunks_within_the_window():
+    from course_lib.core.tokens import get_counter
+
+    counter = get_counter()
+    window = peers.Window(tokens=40, special=counter.count(""), chars_per_token=3.0)
+    chunks = peers.run_peer("peer:docling", [Page("a.html", PAGE)], window=window).chunks
+    assert len(chunks) > 1 and all(c.context == "" for c in chunks)
+    assert any(c.body.startswith("pandas.DataFrame.join\n") for c in chunks)  # its headings, in the chunk
+    assert max(counter.count(c.text) for c in chunks) <= window.tokens  # the bound counted all of it
 
 
 def test_langchain_header_moves_inline_code_out_of_its_sentence():
     # the characteristic failure lesson 10 shows: inline elements become lines of their own
-    bodies = " ".join(c.body for c in peers.peer_chunks("peer:langchain-header", [Page("a.html", PAGE)]))
+    bodies = " ".join(c.body for c in peers.run_peer("peer:langchain-header", [Page("a.html", PAGE)],
+                                                      window=WINDOW).chunks)
     assert "Use how='left' to keep" not in bodies and "how='left'" in bodies
 
 
 def test_a_page_a_library_fails_on_is_reported_not_fatal(monkeypatch):
-    def boom(html):
+    def boom(html, window):
         if "bad" in html:
             raise ValueError("cannot read this")
-        return [("", "fine text")]
+        return ["fine text"]
 
     monkeypatch.setitem(peers.PEERS, "peer:test", peers.Peer("peer:test", "pytest", "boom()", "none", boom))
-    run = peers.run_peer("peer:test", [Page("good.html", "<p>good</p>"), Page("bad.html", "<p>bad</p>")])
+    run = peers.run_peer("peer:test", [Page("good.html", "<p>good</p>"), Page("bad.html", "<p>bad</p>")],
+                         window=WINDOW)
     assert [c.doc for c in run.chunks] == ["good.html"]
     assert run.failures == (("bad.html", "ValueError: cannot read this"),)
 
 
 def test_blank_spacy_stand_in_is_faithful_narrative_and_text_chunk_alike():
-    as_narrative = peers.unstructured_chunks(PAGE, force="NarrativeText")
-    as_text = peers.unstructured_chunks(PAGE, force="Text")
+    as_narrative = peers.unstructured_chunks(PAGE, WINDOW, force="NarrativeText")
+    as_text = peers.unstructured_chunks(PAGE, WINDOW, force="Text")
     assert as_narrative == as_text
-    assert peers.unstructured_chunks(PAGE) == as_text
+    assert peers.unstructured_chunks(PAGE, WINDOW) == as_text
 
 
-def test_settings_rows_name_the_pinned_versions():
-    rows = {r["peer"]: r for r in peers.settings_rows()}
+def test_settings_rows_name_the_pinned_versions_and_the_measured_window():
+    rows = {r["peer"]: r for r in peers.settings_rows(SMALL)}
     assert rows["peer:docling"]["library"] == "docling-slim"
-    assert str(peers.WINDOW_TOKENS) in rows["peer:docling"]["window"]
+    assert "max_tokens=40" in rows["peer:docling"]["call"] and "= 42" in rows["peer:docling"]["bound"]
+    assert "max_chunk_size=80," in rows["peer:langchain-semantic"]["call"]
+    assert rows["peer:unstructured"]["bound"] == "80 characters"
     assert all(r["version"] != "not installed" for r in rows.values())
 
 
+def test_the_cache_key_holds_the_peers_code_not_the_rest_of_the_module():
+    code = peers.peers_code()
+    assert "def docling_chunks" in code and "def trafilatura_chunks" in code
+    assert "def run_peer" not in code and "def settings_rows" not in code
+
+
 def counting_peer(monkeypatch, calls):
-    def chunk_page(html):
+    def chunk_page(html, window):
         calls.append(html)
-        return [("Heading", "body of " + html[3:8])]
+        return ["body of " + html[3:8]]
 
     monkeypatch.setitem(peers.PEERS, "peer:count", peers.Peer("peer:count", "pytest", "count()", "none", chunk_page))
 
@@ -120,14 +144,14 @@ def test_a_peer_run_is_read_back_from_disk_and_timing_is_always_fresh(monkeypatc
     calls = []
     counting_peer(monkeypatch, calls)
     pages = [Page("a.html", "<p>alpha</p>"), Page("b.html", "<p>bravo</p>")]
-    first = peers.run_peer("peer:count", pages)
+    first = peers.run_peer("peer:count", pages, window=WINDOW)
     assert not first.cached and len(calls) == 3  # the warm-up page, then each page
     peers._run_peer.cache_clear()  # a new process: only the disk is left
-    again = peers.run_peer("peer:count", pages)
+    again = peers.run_peer("peer:count", pages, window=WINDOW)
     assert again.cached and len(calls) == 3
     assert again.chunks == first.chunks and again.seconds == first.seconds and again.pages == 2
-    assert [c.body for c in again.chunks] == ["body of alpha", "body of bravo"]
-    assert peers.pages_per_second("peer:count", pages) > 0 and len(calls) == 6  # timed now, not read back
+    assert [c.body for c in again.chunks] == ["body of alpha", "body of bravo"] and again.window == WINDOW
+    assert peers.pages_per_second("peer:count", pages, window=WINDOW) > 0 and len(calls) == 6  # timed now
     assert list((own_cache / "peers").glob("*.partial")) == []
 
 
@@ -135,11 +159,12 @@ def test_changed_pages_or_no_cache_chunk_again_and_a_corrupt_file_is_not_fatal(m
     calls = []
     counting_peer(monkeypatch, calls)
     pages = [Page("a.html", "<p>alpha</p>")]
-    peers.run_peer("peer:count", pages)
-    assert not peers.run_peer("peer:count", [Page("a.html", "<p>other</p>")]).cached
-    assert not peers.run_peer("peer:count", pages, use_cache=False).cached
+    peers.run_peer("peer:count", pages, window=WINDOW)
+    assert not peers.run_peer("peer:count", [Page("a.html", "<p>other</p>")], window=WINDOW).cached
+    assert not peers.run_peer("peer:count", pages, window=SMALL).cached  # another window: chunk again
+    assert not peers.run_peer("peer:count", pages, window=WINDOW, use_cache=False).cached
     for stored in (own_cache / "peers").glob("count-*.json.gz"):
         stored.write_bytes(b"not gzip")
     peers._run_peer.cache_clear()
-    rerun = peers.run_peer("peer:count", pages)
+    rerun = peers.run_peer("peer:count", pages, window=WINDOW)
     assert not rerun.cached and [c.body for c in rerun.chunks] == ["body of alpha"]

@@ -14,6 +14,7 @@ import sys
 import tempfile
 import textwrap
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -21,10 +22,11 @@ import pytest
 pytest.importorskip("psycopg")
 pytest.importorskip("pgserver")
 
-from course_lib.core.lexical import code_aware_tokens
-from course_lib.core.retrieve import Filter, rrf
+from course_lib.core.lexical import BM25Retriever, code_aware_tokens
+from course_lib.core.retrieve import DenseRetriever, Filter, HybridRetriever, rrf
 from course_lib.extras import postgres as st
 from course_lib.extras import postgres_server as server
+from course_lib.infra import errors
 from course_lib.records import Chunk
 
 
@@ -140,7 +142,7 @@ def test_sigkill_inside_a_page_transaction_leaves_every_page_old_or_new(url):
 def test_sql_in_the_question_is_only_text(store):
     before = store.conn.execute("SELECT count(*) FROM chunks").fetchone()[0]
     for query in ("'); DROP TABLE chunks; --", "x' OR '1'='1", "a & b | !c :* \\'"):
-        for lexical in ("simple", "english"):
+        for lexical in st.LEXICAL:
             store.lexical = lexical
             assert isinstance(store.search(query, k=5), list)
     store.conn.execute("SELECT 1 FROM chunks LIMIT 1")
@@ -156,13 +158,56 @@ def test_exact_dense_search_matches_numpy(store):
     assert all(np.isclose(scores[h.index], h.score, atol=1e-6) for h in hits)
 
 
-def test_lexical_uses_code_aware_terms(store):
-    hits = store.lexical_search("os.path.join", k=5)  # the whole name ranks first; "os" alone still matches
+@pytest.mark.parametrize("lexical", ["bm25", "ts_rank"])
+def test_lexical_uses_code_aware_terms(store, lexical):
+    hits = store.lexical_search("os.path.join", k=5, lexical=lexical)  # whole name first; "os" alone matches
     assert store.chunks[hits[0].index].body == "Use os.path.join to build paths."
     assert hits[0].score > hits[1].score
-    assert [store.chunks[h.index].body for h in store.lexical_search("%Y", k=5)] == [
+    assert [store.chunks[h.index].body for h in store.lexical_search("%Y", k=5, lexical=lexical)] == [
         "The %Y directive is the year with century."]
-    assert [store.chunks[h.index].body for h in store.lexical_search("-X", k=5)] == ["Run python3 -X dev."]
+    assert [store.chunks[h.index].body for h in store.lexical_search("-X", k=5, lexical=lexical)] == [
+        "Run python3 -X dev."]
+
+
+QUERIES = ("os.path.join", "year year century", "python -X dev directory", "%Y %y", "Python is the year",
+           "nothing-matches-this", "")
+
+
+def test_sql_bm25_is_the_in_memory_bm25_float_for_float(store):
+    memory = BM25Retriever(store.chunks)
+    for query in QUERIES:
+        for where in (None, Filter(path_prefix="library/")):
+            expected = memory.search(query, k=10, where=where) if query else []
+            assert store.lexical_search(query, k=10, where=where) == expected, query
+
+
+def test_sql_bm25_statistics_follow_an_incremental_update(store):
+    new = [c for c in CORPUS if c.doc != "tutorial/intro.html"] + page(
+        "tutorial/intro.html", "Python python python.", "The year of Python.", "Run python3 -X dev.")
+    store.index(new)
+    memory = BM25Retriever(store.chunks)  # rebuilt from scratch: idf and average length changed
+    for query in QUERIES[:-2]:
+        assert store.lexical_search(query, k=10) == memory.search(query, k=10), query
+
+
+def test_exact_sql_pipeline_is_the_in_memory_pipeline(store):
+    store.exact, store.reranker, store.top_n = True, ByLength(), 3
+    vectors = HashEmbedder().embed([c.text for c in store.chunks])
+    hybrid = HybridRetriever([DenseRetriever(store.chunks, vectors=vectors), BM25Retriever(store.chunks)],
+                             parallel=False)
+
+    class Query:  # the in-memory dense side needs the query's vector from the same embedder
+        def search(self, q, *, k=20, where=None):
+            return hybrid.search(q, k=k, where=where, vectors={None: HashEmbedder().embed([q])[0]})
+
+    from course_lib.core.pipeline import Pipeline
+
+    fixed = Query()
+    fixed.chunks, fixed.name = store.chunks, "memory"
+    pipeline = Pipeline([fixed], reranker=ByLength(), top_n=3)
+    for query in QUERIES[:-2]:
+        assert store.fused(query, k=6) == fixed.search(query, k=6), query
+        assert store.search(query, k=4) == pipeline.search(query, k=4), query
 
 
 def test_sql_rrf_equals_the_python_rrf(store):
@@ -228,6 +273,45 @@ def test_stale_model_and_dimension_mismatch_say_what_to_do(store, url):
     with pytest.raises(server.StaleIndexError, match=r"vector\(16\).*vector\(8\).*rebuild=True"):
         st.Store(conn, embedder=HashEmbedder(dim=8))
     assert st.Store(conn, embedder=HashEmbedder(dim=8), rebuild=True).chunks == []
+    conn.close()
+
+
+def test_store_errors_are_course_errors_with_their_own_exit_code_and_no_password():
+    assert issubclass(server.StaleIndexError, server.StoreError)
+    assert issubclass(server.StoreError, errors.CourseError)
+    families = {cls.exit_code for cls in (errors.UsageError, errors.CorpusError, errors.GoldenError,
+                                          errors.ParseError, errors.ModelLoadError, errors.OutputError)}
+    assert server.StoreError.exit_code not in families | {errors.CourseError.exit_code, errors.INTERRUPTED}
+    err = server.StoreError("no server at postgresql://alice:S3cretPass@db:5432/x",
+                            hint="check postgresql://alice:S3cretPass@db:5432/x")
+    assert "S3cretPass" not in str(err) and "S3cretPass" not in err.one_line() and "S3cretPass" not in err.hint
+    assert str(err) == "no server at postgresql://alice:***@db:5432/x — check postgresql://alice:***@db:5432/x"
+    stale = server.StaleIndexError("the index was built with 'a', not 'b'")
+    assert stale.what == "the index was built with 'a', not 'b'" and "rebuild=True" in stale.hint
+
+
+def test_the_command_line_turns_a_store_error_into_one_line_and_its_exit_code(monkeypatch, capsys):
+    from course_lib.infra import cli
+
+    def broken(args):
+        server.connect("postgresql://alice:S3cretPass@127.0.0.1:9/course")
+
+    parser = cli.build_parser()
+    monkeypatch.setattr(cli, "build_parser", lambda: parser)
+    monkeypatch.setattr(parser, "parse_args", lambda argv: SimpleNamespace(func=broken, debug=False))
+    assert cli.main(["pipelines"]) == server.StoreError.exit_code
+    err = capsys.readouterr().err
+    assert err.startswith("error: no PostgreSQL server reachable at postgresql://alice:***@127.0.0.1:9/course")
+    assert "DATABASE_URL" in err and "S3cretPass" not in err and err.count("\n") == 1
+
+
+def test_an_index_written_by_an_earlier_version_says_what_to_do(url):
+    conn = server.connect(url)
+    st.Store(conn, embedder=HashEmbedder(), rebuild=True)
+    conn.execute("ALTER TABLE chunks DROP COLUMN n_terms")
+    with pytest.raises(server.StaleIndexError, match="no n_terms — open the store with rebuild=True"):
+        st.Store(conn, embedder=HashEmbedder())
+    assert st.Store(conn, embedder=HashEmbedder(), rebuild=True).chunks == []
     conn.close()
 
 

@@ -1,22 +1,20 @@
 """The index in PostgreSQL with pgvector: incremental indexing and hybrid search in one SQL query.
 
-Lesson 11 moves lesson 07's pipeline out of one Python process. `embedded_server()` starts a
-real PostgreSQL 16 with pgvector (the PyPI package `pgserver`) in a per-user folder, or hands
-back `DATABASE_URL` when that names another server, e.g. one started with
-
-    docker run -d -p 5432:5432 -e POSTGRES_PASSWORD=pw pgvector/pgvector:pg16
-    export DATABASE_URL=postgresql://postgres:pw@localhost:5432/postgres
-
-`Store.index(chunks)` writes pages and chunks incrementally (one transaction per changed page);
-`Store.search(query)` fuses HNSW (or exact) dense search with full-text search by RRF in a
-single query, filters with `WHERE`, then re-ranks in Python the shortlist `Pipeline.search` would.
-The SQL (HNSW + full-text fused by RRF) is written out by hand: it is what the lesson teaches.
+Lesson 11 moves lesson 07's pipeline out of one Python process, into the server that
+`postgres_server.embedded_server()` starts (the PyPI package `pgserver`) or `DATABASE_URL` names.
+`Store.index(chunks)` writes pages, chunks and their BM25 postings incrementally (one
+transaction per changed page); `Store.search(query)` fuses exact (or HNSW) dense search with the
+course's BM25 by RRF in a single query, filters with `WHERE`, then re-ranks in Python the
+shortlist `Pipeline.search` would: the in-memory final pipeline, stage for stage. `lexical="ts_rank"`
+swaps BM25 for PostgreSQL's own full-text ranking (lesson 11's second step). The SQL (BM25 from a
+postings table, HNSW, full-text, RRF) is written out by hand: it is what the lesson teaches.
 Vectors travel through pgvector-python (`register_vector`), not as hand-made literals.
 """
 from __future__ import annotations
 
 import hashlib
 import time
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
@@ -27,16 +25,15 @@ from course_lib import settings
 from course_lib.core.lexical import code_aware_tokens
 from course_lib.core.rerank import Reranker, rerank, shortlist_size
 from course_lib.core.retrieve import Filter
+from course_lib.core.tokens import get_counter
 from course_lib.extras.postgres_server import StaleIndexError, StoreError
 from course_lib.infra import models
 from course_lib.records import Chunk, Hit
 
-# ---------------------------------------------------------------------------------------------
-# Embedders: what turns text into vectors, and names the model the index was built with
-
 
 class ModelEmbedder:
-    """The course's embedder (`models.embed`, disk-cached) and its tokenizer for token counts."""
+    """What turns text into vectors (`models.embed`, disk-cached) and names the model the index was
+    built with (`key`, `dim`); its tokenizer counts tokens."""
 
     def __init__(self, model: str | None = None):
         self.model = model
@@ -47,8 +44,6 @@ class ModelEmbedder:
         return models.embed(list(texts), model=self.model, progress=False)
 
     def count(self, texts: Sequence[str]) -> list[int]:
-        from course_lib.core.tokens import get_counter
-
         return list(get_counter(self.model).count_many(texts))
 
 
@@ -57,11 +52,8 @@ class ModelEmbedder:
 
 
 def where_sql(where: Filter | None) -> tuple[str, dict]:
-    """The WHERE condition over `c` that keeps what `where` keeps, and its parameters.
-
-    The same `Filter` the in-memory retrievers call on each chunk, so a lesson can check that both
-    stores keep the same chunks. Values travel as parameters, never pasted into the SQL.
-    """
+    """The WHERE condition over `c` that keeps what `where` (the in-memory retrievers' `Filter`)
+    keeps, and its parameters: values travel as parameters, never pasted into the SQL."""
     if where is not None and not isinstance(where, Filter):
         raise TypeError("Store.search needs where=Filter(...) (course_lib.core.retrieve): a Python "
                         "function cannot run inside PostgreSQL")
@@ -107,7 +99,7 @@ def page_hash(chunks: Sequence[Chunk]) -> str:
 
 
 # ---------------------------------------------------------------------------------------------
-# The store
+# The store: pages, chunks (vector, terms, tsvectors) and BM25 postings
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS store_meta (key text PRIMARY KEY, value text NOT NULL);
@@ -120,17 +112,22 @@ CREATE TABLE IF NOT EXISTS chunks (
     seq int NOT NULL, section_id text, heading_path text[] NOT NULL, kinds text[] NOT NULL,
     title text NOT NULL, context text NOT NULL, body text NOT NULL, embedded_text text NOT NULL,
     n_tokens int NOT NULL, content_hash text NOT NULL,
-    embedding vector({dim}) NOT NULL,
-    lexemes tsvector NOT NULL,
+    embedding vector({dim}) NOT NULL, n_terms int NOT NULL, lexemes tsvector NOT NULL,
     fts_english tsvector GENERATED ALWAYS AS (to_tsvector('english', embedded_text)) STORED);
+CREATE TABLE IF NOT EXISTS postings (
+    term text NOT NULL, chunk_id text NOT NULL REFERENCES chunks(chunk_id) ON DELETE CASCADE,
+    tf int NOT NULL);
 CREATE INDEX IF NOT EXISTS chunks_doc ON chunks (doc, seq);
+CREATE INDEX IF NOT EXISTS postings_term ON postings USING hash (term);
+CREATE INDEX IF NOT EXISTS postings_chunk ON postings (chunk_id);
 CREATE INDEX IF NOT EXISTS chunks_hnsw ON chunks USING hnsw (embedding vector_cosine_ops);
 CREATE INDEX IF NOT EXISTS chunks_lexemes ON chunks USING gin (lexemes);
 CREATE INDEX IF NOT EXISTS chunks_english ON chunks USING gin (fts_english);
 """
 
 COLUMNS = ("chunk_id", "doc", "seq", "section_id", "heading_path", "kinds", "title", "context",
-           "body", "embedded_text", "n_tokens", "content_hash", "embedding", "lexemes")
+           "body", "embedded_text", "n_tokens", "content_hash", "embedding", "n_terms", "lexemes")
+LEXICAL = ("bm25", "ts_rank", "english")
 
 
 @dataclass
@@ -150,21 +147,22 @@ class Store:
 
     Opening checks the extension, creates the schema for the embedder's dimension, and refuses an
     index built with another model (`StaleIndexError`: pass `rebuild=True`). `exact=True` searches
-    without the HNSW index (for parity with NumPy); `ef_search` sets `hnsw.ef_search` per query;
-    `lexical` is "simple" (the course's code-aware terms) or "english" (PostgreSQL's own stemming,
-    the contrast). With a `reranker`, the fused top `top_n` are re-ordered as in lesson 07.
+    without the HNSW index (for parity with NumPy); `ef_search` sets `hnsw.ef_search` per query.
+    `lexical` is "bm25" (the course's BM25 over its code-aware terms, as in memory), "ts_rank"
+    (PostgreSQL's ranking over the same terms) or "english" (`ts_rank` over PostgreSQL's English
+    stems). With a `reranker`, the fused top `top_n` are re-ordered as in lesson 07.
     """
 
     def __init__(self, conn, *, embedder=None, model: str | None = None, rebuild: bool = False,
                  reranker: Reranker | None = None, exact: bool = False,
                  ef_search: int = settings.HNSW_EF_SEARCH,
-                 lexical: Literal["simple", "english"] = "simple",
-                 candidates: int = settings.FUSION_CANDIDATES,
-                 top_n: int = settings.RERANK_TOP_N, rrf_k: int = settings.RRF_K):
+                 lexical: Literal["bm25", "ts_rank", "english"] = "bm25",
+                 candidates: int = settings.FUSION_CANDIDATES, top_n: int = settings.RERANK_TOP_N,
+                 rrf_k: int = settings.RRF_K, k1: float = settings.BM25_K1, b: float = settings.BM25_B):
         self.conn = conn
         self.embedder = embedder or ModelEmbedder(model)
         self.reranker, self.exact, self.ef_search, self.lexical = reranker, exact, ef_search, lexical
-        self.candidates, self.top_n, self.rrf_k = candidates, top_n, rrf_k
+        self.candidates, self.top_n, self.rrf_k, self.k1, self.b = candidates, top_n, rrf_k, k1, b
         self._ensure_extension()
         if rebuild:
             self.drop()
@@ -177,7 +175,7 @@ class Store:
     def name(self) -> str:
         dense = "exact" if self.exact else f"hnsw(ef_search={self.ef_search})"
         tail = f" + {self.reranker.name}" if self.reranker is not None else ""
-        return f"postgres: {dense} + fts({self.lexical}) (rrf){tail}"
+        return f"postgres: {dense} + {self.lexical} (rrf){tail}"
 
     # --- schema and model checks ---------------------------------------------------------
 
@@ -189,32 +187,32 @@ class Store:
         try:
             self.conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
         except psycopg.Error as err:
-            raise StoreError(f"the pgvector extension is not available on this server "
-                             f"({type(err).__name__}): install pgvector there, use the image "
-                             f"pgvector/pgvector:pg16, or unset DATABASE_URL for the embedded "
-                             f"server") from None
+            raise StoreError(f"the pgvector extension is not available on this server ({type(err).__name__})",
+                             hint="install pgvector there, use the image pgvector/pgvector:pg16, or "
+                                  "unset DATABASE_URL for the embedded server") from None
         register_vector(self.conn)
 
     def drop(self) -> None:
         """Delete the store's tables (the next open recreates them empty)."""
-        self.conn.execute("DROP TABLE IF EXISTS chunks, pages, store_meta")
+        self.conn.execute("DROP TABLE IF EXISTS postings, chunks, pages, store_meta")
 
     def _ensure_schema(self) -> None:
         dim, key = self.embedder.dim, self.embedder.key
         with self.conn.transaction():
             self.conn.execute(SCHEMA.format(dim=int(dim)))
-            row = self.conn.execute(
-                "SELECT format_type(atttypid, atttypmod) FROM pg_attribute "
-                "WHERE attrelid = 'chunks'::regclass AND attname = 'embedding'").fetchone()
-            if row[0] != f"vector({dim})":
-                raise StaleIndexError(f"the chunks table holds {row[0]} but the model gives vector({dim}): "
-                                      f"open the store with rebuild=True to re-index with this model")
+            columns = dict(self.conn.execute(
+                "SELECT attname, format_type(atttypid, atttypmod) FROM pg_attribute "
+                "WHERE attrelid = 'chunks'::regclass AND attnum > 0 AND NOT attisdropped").fetchall())
+            found, missing = columns["embedding"], sorted(set(COLUMNS) - set(columns))
+            if found != f"vector({dim})":
+                raise StaleIndexError(f"the chunks table holds {found} but the model gives vector({dim})")
+            if missing:  # a store written by an earlier version of the course
+                raise StaleIndexError(f"the chunks table has no {', '.join(missing)}")
             self.conn.execute("INSERT INTO store_meta VALUES ('model', %s), ('dim', %s) "
                               "ON CONFLICT (key) DO NOTHING", (key, str(dim)))
             stored = self.conn.execute("SELECT value FROM store_meta WHERE key = 'model'").fetchone()[0]
         if stored != key:
-            raise StaleIndexError(f"the index was built with {stored!r}, not {key!r}: open the store "
-                                  f"with rebuild=True to re-index with this model")
+            raise StaleIndexError(f"the index was built with {stored!r}, not {key!r}")
 
     # --- indexing ------------------------------------------------------------------------
 
@@ -224,9 +222,9 @@ class Store:
 
         Idempotent and incremental: a page whose hash (`page_hash`) is stored unchanged is not
         touched, so nothing of it is embedded again. Each changed page is deleted and rewritten in
-        ONE transaction, so a crash leaves every page either as it was or as it is now.
-        `inside_page(doc)` runs inside that transaction just before it commits (tests kill the
-        process there).
+        ONE transaction (chunks, vectors, BM25 postings), so a crash leaves every page either as it
+        was or as it is now; BM25's idf and average length are computed by each query, never stale.
+        `inside_page(doc)` runs inside that transaction just before it commits (tests kill there).
         """
         start = time.perf_counter()
         by_doc: dict[str, list[Chunk]] = {}
@@ -251,25 +249,29 @@ class Store:
 
     def _write_page(self, doc: str, chunks: list[Chunk], digest: str,
                     inside_page: Callable[[str], None] | None) -> None:
-        texts = [c.text for c in chunks]
         # Embedded before the transaction, to keep it short; float32 rows go through pgvector.
-        vectors = np.asarray(self.embedder.embed(texts), dtype=np.float32)
+        vectors = np.asarray(self.embedder.embed([c.text for c in chunks]), dtype=np.float32)
         # Chunkers record their token count; only chunks without one are tokenized here.
         unknown = [c.text for c in chunks if not c.meta.get("tokens")]
         counted = iter(self.embedder.count(unknown) if unknown else [])
         counts = [c.meta.get("tokens") or next(counted) for c in chunks]
+        terms = [code_aware_tokens(c.text) for c in chunks]  # BM25's terms, as in memory
         rows = [(c.id, c.doc, seq, c.section_id, list(c.heading_path), list(c.kinds), c.title,
-                 c.context, c.body, c.text, int(n), c.content_hash, v,
-                 tsvector_literal(code_aware_tokens(c.text)))
-                for seq, (c, v, n) in enumerate(zip(chunks, vectors, counts, strict=True))]
+                 c.context, c.body, c.text, int(n), c.content_hash, v, len(t), tsvector_literal(t))
+                for seq, (c, v, n, t) in enumerate(zip(chunks, vectors, counts, terms, strict=True))]
         with self.conn.transaction():
-            self.conn.execute("DELETE FROM pages WHERE doc = %s", (doc,))
+            self.conn.execute("DELETE FROM pages WHERE doc = %s", (doc,))  # chunks, postings cascade
             self.conn.execute("INSERT INTO pages (doc, content_hash, n_chunks) VALUES (%s, %s, %s)",
                               (doc, digest, len(chunks)))
             # Text COPY: psycopg has no binary form of tsvector (pgvector dumps the vectors).
-            with self.conn.cursor().copy(f"COPY chunks ({', '.join(COLUMNS)}) FROM STDIN") as copy:
+            cursor = self.conn.cursor()
+            with cursor.copy(f"COPY chunks ({', '.join(COLUMNS)}) FROM STDIN") as copy:
                 for row in rows:
                     copy.write_row(row)
+            with cursor.copy("COPY postings (term, chunk_id, tf) FROM STDIN") as copy:
+                for chunk, chunk_terms in zip(chunks, terms, strict=True):
+                    for term, tf in Counter(chunk_terms).items():
+                        copy.write_row((term, chunk.id, tf))
             if inside_page is not None:
                 inside_page(doc)
 
@@ -304,8 +306,10 @@ class Store:
     def _query_params(self, query: str, where: Filter | None) -> tuple[str, dict]:
         condition, params = where_sql(where)
         params["vec"] = np.asarray(self.embedder.embed([query])[0], dtype=np.float32)  # pgvector
-        params["tsq"] = tsquery_literal(code_aware_tokens(query)) or None  # NULL matches nothing
-        params["text"] = query
+        terms = code_aware_tokens(query)
+        params["terms"] = terms  # BM25: every query term, repeats included, in order
+        params["tsq"] = tsquery_literal(terms) or None  # ts_rank: NULL matches nothing
+        params.update(text=query, k1=float(self.k1), b=float(self.b))
         return condition, params
 
     # The SQL below is assembled from fixed fragments (the filter's WHERE clause comes from
@@ -319,28 +323,48 @@ class Store:
         return self._run(sql, {**params, "k": k})
 
     def lexical_search(self, query: str, *, k: int = settings.EVAL_DEPTH, where: Filter | None = None,
-                       config: Literal["simple", "english"] | None = None) -> list[Hit]:
-        """Full-text search alone, ranked by ts_rank (length-normalised), ties by page and order."""
+                       lexical: Literal["bm25", "ts_rank", "english"] | None = None) -> list[Hit]:
+        """The lexical side alone (the store's own, or `lexical`), ties by page and order."""
         condition, params = self._query_params(query, where)
-        sql = f"SELECT chunk_id, score FROM ({self._lexical_sql(config or self.lexical, condition)}) l"  # noqa: S608
-        return self._run(sql, {**params, "n": k})
+        sql = self._lexical_sql(lexical or self.lexical, condition)
+        return self._run(f"SELECT chunk_id, score FROM ({sql}) l", {**params, "n": k})  # noqa: S608
 
-    @staticmethod
-    def _lexical_sql(config: str, condition: str) -> str:
-        if config == "simple":
+    def _lexical_sql(self, lexical: str, condition: str) -> str:
+        if lexical == "bm25":
+            return self._bm25_sql(condition)
+        if lexical == "ts_rank":
             doc, tsq = "c.lexemes", "%(tsq)s::tsquery"
-        elif config == "english":
+        elif lexical == "english":
             # plainto_tsquery ANDs the words; OR them, as BM25 does, so partial matches count.
             doc = "c.fts_english"
             tsq = "replace(plainto_tsquery('english', %(text)s)::text, '&', '|')::tsquery"
         else:
-            raise ValueError(f"lexical must be 'simple' or 'english', not {config!r}")
+            raise ValueError(f"lexical must be one of {', '.join(LEXICAL)}, not {lexical!r}")
+        # ts_rank counts matches, divided (normalization 1) by 1 + log(length); it has no idf.
         return (f"SELECT c.chunk_id, ts_rank({doc}, {tsq}, 1) AS score, c.doc, c.seq FROM chunks c "  # noqa: S608
                 f"WHERE {doc} @@ {tsq} AND {condition} ORDER BY score DESC, c.doc COLLATE \"C\", c.seq "
                 f"LIMIT %(n)s")
 
+    @staticmethod
+    def _bm25_sql(condition: str) -> str:
+        """`BM25Retriever`'s scores in SQL: Lucene's idf from live document frequencies, each query
+        term's share added in the query's order (as the in-memory loop adds them), same floats."""
+        return f"""
+            SELECT c.chunk_id, sum(ln(1::float8 + (s.n - df.df + 0.5::float8) / (df.df + 0.5::float8))
+                       * (p.tf * (%(k1)s + 1) / (p.tf + %(k1)s * (1 - %(b)s + %(b)s * c.n_terms / s.avgdl)))
+                       ORDER BY q.pos) AS score, c.doc, c.seq
+            FROM unnest(%(terms)s::text[]) WITH ORDINALITY AS q(term, pos)
+            JOIN postings p ON p.term = q.term JOIN chunks c ON c.chunk_id = p.chunk_id
+            JOIN (SELECT term, count(*)::float8 AS df FROM postings WHERE term = ANY(%(terms)s::text[])
+                  GROUP BY term) df ON df.term = q.term
+            CROSS JOIN (SELECT count(*)::float8 AS n, sum(n_terms)::float8 / count(*) AS avgdl
+                        FROM chunks) s
+            WHERE {condition} GROUP BY c.chunk_id, c.doc, c.seq
+            ORDER BY score DESC, c.doc COLLATE "C", c.seq LIMIT %(n)s"""  # noqa: S608
+
     def fused(self, query: str, *, k: int = settings.EVAL_DEPTH, where: Filter | None = None) -> list[Hit]:
-        """Dense and full-text top `candidates`, fused by RRF in one SQL query (no re-ranking)."""
+        """Dense and lexical top `candidates`, fused by RRF in one SQL query (no re-ranking). In
+        float8, as `retrieve.rrf` adds: the same ranks give the same fused scores, bit for bit."""
         condition, params = self._query_params(query, where)
         sql = f"""
             WITH dense AS (
@@ -354,7 +378,7 @@ class Store:
                        row_number() OVER (ORDER BY score DESC, doc COLLATE "C", seq) AS rank
                 FROM ({self._lexical_sql(self.lexical, condition)}) l),
             both_lists AS (SELECT * FROM dense UNION ALL SELECT * FROM lexical)
-            SELECT chunk_id, sum(1.0 / (%(rrf_k)s + rank))::float8 AS score FROM both_lists
+            SELECT chunk_id, sum(1::float8 / (%(rrf_k)s + rank)) AS score FROM both_lists
             GROUP BY chunk_id, doc, seq ORDER BY score DESC, doc COLLATE "C", seq LIMIT %(k)s"""  # noqa: S608
         return self._run(sql, {**params, "n": max(k, self.candidates), "rrf_k": self.rrf_k, "k": k})
 
@@ -373,11 +397,3 @@ class Store:
         depth = shortlist_size(k, top_n=self.top_n)
         hits = self.fused(query, k=depth, where=where)
         return rerank(self.reranker, query, hits, self.chunks, top_n=depth)[:k]
-
-    def sizes(self) -> dict[str, int]:
-        """Bytes on disk: the chunks table with everything, its HNSW index, its full-text indexes."""
-        row = self.conn.execute(
-            "SELECT pg_total_relation_size('chunks'), pg_relation_size('chunks_hnsw'), "
-            "pg_relation_size('chunks_lexemes') + pg_relation_size('chunks_english')").fetchone()
-        return {"total": row[0], "hnsw": row[1], "fulltext": row[2]}
-

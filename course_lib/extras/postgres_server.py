@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from course_lib.infra.errors import CourseError
 from course_lib.infra.safe_text import redact
 
 DOCKER_HINT = "docker run -d -p 5432:5432 -e POSTGRES_PASSWORD=pw pgvector/pgvector:pg16"
@@ -35,12 +36,25 @@ class DatabaseURL(str):
         return redact(str(self))
 
 
-class StoreError(RuntimeError):
-    """The store cannot be used as it is; the one-line message says what to do."""
+class StoreError(CourseError):
+    """The PostgreSQL store cannot be used as it is: no server, no pgvector, a stale index.
+
+    A `CourseError` like every user-facing error of the library, in its own family (exit code 8,
+    the database), with one line: what is wrong — what to do. Both parts pass through `redact`,
+    so a database URL in either never shows its password.
+    """
+
+    exit_code = 8
+
+    def __init__(self, what: str, *, hint: str = "") -> None:
+        super().__init__(redact(what), hint=redact(hint))
 
 
 class StaleIndexError(StoreError):
     """The index was built with another embedding model (or dimension) than the one asked for."""
+
+    def __init__(self, what: str) -> None:
+        super().__init__(what, hint="open the store with rebuild=True to re-index with this model")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -92,5 +106,6 @@ def connect(url: str):
         return psycopg.connect(str(url), autocommit=True, connect_timeout=5)
     except psycopg.OperationalError as err:
         first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
-        raise StoreError(f"no PostgreSQL server reachable at {redact(str(url))} ({redact(first)}): unset "
-                         f"DATABASE_URL to use the embedded server, or start one: {DOCKER_HINT}") from err
+        raise StoreError(f"no PostgreSQL server reachable at {url} ({first})",
+                         hint=f"unset DATABASE_URL to use the embedded server, or start one: {DOCKER_HINT}"
+                         ) from err
