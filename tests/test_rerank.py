@@ -138,6 +138,15 @@ def test_maxsim_reranker_truncates_and_bounds_its_cache():
     assert MaxSimReranker(max_tokens=10_000).max_tokens == 256  # never past the model's limit
 
 
+@pytest.mark.model
+def test_a_cold_maxsim_reranker_keeps_nothing_in_memory():
+    """cache_size=0 is lesson 07's cold re-ranker: it scores as the warm one does and remembers nothing."""
+    cold = MaxSimReranker(persist=False, cache_size=0)
+    warm = MaxSimReranker(persist=False)
+    np.testing.assert_allclose(cold.score("query", REAL_CHUNKS), warm.score("query", REAL_CHUNKS), rtol=1e-6)
+    assert len(cold.memory) == 0 and len(warm.memory) == len(REAL_CHUNKS) + 1  # the chunks and the query
+
+
 def _new_process(monkeypatch):
     monkeypatch.setattr(rr, "_token_stores", {})
 

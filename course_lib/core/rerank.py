@@ -216,8 +216,8 @@ class MaxSimReranker:
             found.update(zip(missing, fresh, strict=True))
             if persist and self.store is not None:
                 self.store.put_many(list(missing), fresh)
-        for key in keys:  # in the order asked, so the last texts are the most recently used
-            self.memory[key] = found[key]
+        for key in keys if self.memory.maxsize > 0 else ():  # cache_size=0: a cold re-ranker, no memory
+            self.memory[key] = found[key]  # in the order asked, so the last texts are the most recent
         return [found[key] for key in keys]
 
     def score(self, query: str, chunks: Sequence[Chunk], *,
