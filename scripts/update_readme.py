@@ -33,7 +33,10 @@ def runtime_cell(seconds: float | None) -> str:
 def update(text: str, records: dict[str, dict]) -> str:
     start, end = text.index("<!-- lessons:start -->"), text.index("<!-- lessons:end -->")
     def cell(match: re.Match) -> str:
-        return match.group(1) + runtime_cell(records.get(match.group("stem"), {}).get("runtime_s")) + "|"
+        figures = records.get(match.group("stem"), {})
+        busy = (figures.get("load_at_start") or 0) > QUIET_LOAD and figures.get("runtime_s") is not None
+        shown = runtime_cell(figures.get("runtime_s"))
+        return match.group(1) + (shown.rstrip() + BUSY_MARK + " " if busy else shown) + "|"
 
     table = _ROW.sub(cell, text[start:end])
     stems = [match.group("stem") for match in _ROW.finditer(table)]
@@ -43,6 +46,8 @@ def update(text: str, records: dict[str, dict]) -> str:
 
 
 _TOTAL = re.compile(r"^Together: .*\n?", re.M)
+QUIET_LOAD = 1.5  # as scripts/run_notebooks.py's MAX_LOAD: above it, timings are too slow
+BUSY_MARK = "†"
 
 
 def total_line(records: dict[str, dict], stems: list[str]) -> str:
@@ -54,6 +59,11 @@ def total_line(records: dict[str, dict], stems: list[str]) -> str:
     text = f"Together: the {len(lessons)} lessons {sum(lessons) / 60:.1f} min"
     if None not in solutions:
         text += f", {(sum(lessons) + sum(solutions)) / 60:.1f} min with their solutions"
+    busy = [stem[:2] for stem in stems if (records.get(stem, {}).get("load_at_start") or 0) > QUIET_LOAD]
+    if busy:
+        lessons_named = f"Lesson{'s' * (len(busy) > 1)} {', '.join(busy)}"
+        text += (f". {BUSY_MARK} {lessons_named} last ran while the machine was busy "
+                 f"(1-minute load above {QUIET_LOAD} at its start): a quiet run is faster")
     return text + "."
 
 

@@ -36,6 +36,16 @@ def test_readme_total_comes_from_the_same_records_and_replaces_the_old_one():
     assert "Together: the 2 lessons 3.0 min, 4.0 min with their solutions." in update_readme.update(out, records)
 
 
+def test_a_runtime_measured_on_a_busy_machine_is_marked_and_named():
+    update_readme = _load("update_readme")
+    text = ("<!-- lessons:start -->\n| # | notebook | change | runtime |\n|---|---|---|---|\n"
+            "| 00 | [a](notebooks/00_a.ipynb) | x | |\n| 01 | [b](notebooks/01_b.ipynb) | y | |\n<!-- lessons:end -->\n")
+    records = {"00_a": {"runtime_s": 60.0, "load_at_start": 0.4}, "01_b": {"runtime_s": 90.0, "load_at_start": 6.0}}
+    out = update_readme.update(text, records)
+    assert "| x | 60 s |" in out and "| y | 90 s† |" in out
+    assert "† Lesson 01 last ran while the machine was busy" in out and "Lesson 00" not in out
+
+
 def test_long_runtimes_are_shown_in_minutes():
     assert _load("update_readme").runtime_cell(300) == " 5.0 min " and _load("update_readme").runtime_cell(157) == " 2.6 min "
 
