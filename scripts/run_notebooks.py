@@ -26,7 +26,7 @@ import nbformat
 from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError
 
-from course_lib.infra.lesson_records import format_records, load_records, record
+from course_lib.infra.lesson_records import QUIET_LOAD, format_records, load_records, record
 
 
 def notebooks_in(args: list[str]) -> list[Path]:
@@ -54,7 +54,7 @@ def execute(path: Path, *, timeout: int = 1800) -> float:
     return time.perf_counter() - start
 
 
-MAX_LOAD = 1.5
+MAX_LOAD = QUIET_LOAD
 
 
 def load_average() -> float | None:

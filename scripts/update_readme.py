@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 from course_lib.infra.files import atomic_write
-from course_lib.infra.lesson_records import load_records
+from course_lib.infra.lesson_records import QUIET_LOAD, load_records
 
 ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
@@ -46,7 +46,6 @@ def update(text: str, records: dict[str, dict]) -> str:
 
 
 _TOTAL = re.compile(r"^Together: .*\n?", re.M)
-QUIET_LOAD = 1.5  # as scripts/run_notebooks.py's MAX_LOAD: above it, timings are too slow
 BUSY_MARK = "†"
 
 

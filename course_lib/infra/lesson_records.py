@@ -11,6 +11,9 @@ from pathlib import Path
 from course_lib.infra.files import atomic_write
 from course_lib.infra.paths import cache_dir
 
+# Above this 1-minute load average a lesson's timings are too slow: the runner warns, the README marks them.
+QUIET_LOAD = 1.5
+
 
 def lessons_dir() -> Path:
     folder = cache_dir() / "lessons"
