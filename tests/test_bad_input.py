@@ -111,16 +111,21 @@ def test_an_existing_read_only_out_is_refused_before_the_run(tmp_path, site):
     assert result.stdout == "" and out.read_text() == "keep"  # refused before anything was loaded
 
 
-# Runs the command line with the final fsync of an atomic write stalled: the new file is written
-# but not yet renamed, which is where a SIGKILL (or a power cut) would find a plain write half done.
+# Runs the command line with the final fsync of the --out file's atomic write stalled: the new file
+# is written but not yet renamed, which is where a SIGKILL (or a power cut) would find a plain write
+# half done. Other writes (the caches') go through; only a file in --out's folder stalls.
 STALLED_WRITE = textwrap.dedent("""
     import os, sys, time
     from pathlib import Path
     from course_lib.infra import cli
 
     started = Path(sys.argv[1])
+    out_folder = Path(sys.argv[sys.argv.index("--out") + 1]).resolve().parent
+    real_fsync = os.fsync
 
     def stall(fd):
+        if Path(os.readlink(f"/proc/self/fd/{fd}")).parent != out_folder:
+            return real_fsync(fd)
         started.touch()
         time.sleep(600)
 

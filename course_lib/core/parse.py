@@ -21,10 +21,12 @@ from __future__ import annotations
 import inspect
 import logging
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 
+import bs4
+import lxml.etree
 from bs4 import BeautifulSoup
 
 from course_lib import settings
@@ -38,7 +40,9 @@ from course_lib.core.html_parts import collapse, repair_raw_pre, text_of
 from course_lib.core.load import decode_html
 from course_lib.core.walker import walk_blocks
 from course_lib.infra.errors import ParseError, ParserFailures
+from course_lib.infra.json_cache import cache_path, code_digest, read_json, write_json
 from course_lib.infra.safe_text import CONTROLS
+from course_lib.infra.vector_cache import warn_once
 from course_lib.records import Block, Page
 
 log = logging.getLogger("course_lib.parse")
@@ -214,4 +218,51 @@ def parse_corpus(
         raise ParserFailures(f"the parser failed on {len(failed)} of {total} pages (more than "
                              f"{max_failure_share:.0%}), e.g. {shown}. Pass max_failure_share=1 "
                              f"to keep the pages that parse.")
+    return parsed, skipped
+
+
+# Every module whose code decides what a page parses into: an edit to any of them parses again.
+PARSE_STACK = ("course_lib.core.parse", "course_lib.core.walker", "course_lib.core.html_parts",
+               "course_lib.core.boilerplate", "course_lib.core.load", "course_lib.infra.safe_text",
+               "course_lib.records", "course_lib.settings")
+_PARSE_CACHE_FORMAT = "parsed-pages-1"
+
+
+def parse_pages(pages: Sequence[Page], **options) -> tuple[dict[str, list[Block]], list[tuple[str, str]]]:
+    """`parse_corpus` over Page records, kept on disk (`<cache>/parsed/`) between processes.
+
+    Parsing a corpus costs 20-40 s on a laptop and every lesson parses the same pages, so the
+    result is stored as JSON keyed by the pages' paths and HTML, the options, the parser
+    libraries' versions and the source of every module in `PARSE_STACK`: any change parses again.
+    A damaged or unreadable cache file costs one warning line and a fresh parse, never a result.
+    """
+    check_parse_options(options)
+    parts = [_PARSE_CACHE_FORMAT, code_digest(PARSE_STACK), bs4.__version__, lxml.etree.__version__,
+             repr(sorted(options.items()))]
+    parts += [text for page in pages for text in (page.path, page.html)]
+    path = cache_path("parsed", "corpus", parts)
+    stored = _read_parsed(path)
+    if stored is not None:
+        return stored
+    parsed, skipped = parse_corpus(pages, **options)
+    write_json(path, {"parsed": {doc: [[b.kind, b.text, list(b.heading_path), b.section_id, b.level]
+                                       for b in blocks] for doc, blocks in parsed.items()},
+                      "skipped": [list(pair) for pair in skipped]})
+    return parsed, skipped
+
+
+def _read_parsed(path: Path) -> tuple[dict[str, list[Block]], list[tuple[str, str]]] | None:
+    """The stored parse, or None when there is none or it does not have the shape written."""
+    data = read_json(path)
+    if data is None:
+        return None
+    try:
+        parsed = {str(doc): [Block(kind=str(kind), text=str(text), heading_path=tuple(map(str, heading)),
+                                   section_id=None if section is None else str(section), level=int(level))
+                             for kind, text, heading, section, level in rows]
+                  for doc, rows in data["parsed"].items()}
+        skipped = [(str(doc), str(reason)) for doc, reason in data["skipped"]]
+    except (KeyError, TypeError, ValueError, AttributeError) as err:
+        warn_once(path, "holds a parse of the wrong shape: parsed again", err)
+        return None
     return parsed, skipped

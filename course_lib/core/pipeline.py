@@ -36,7 +36,7 @@ from course_lib.core.boilerplate import FrequentBlock, drop_frequent_blocks
 from course_lib.core.chunking import blocks_to_text, chunk_blocks, dedupe, window_chunks, without_context
 from course_lib.core.lexical import BM25Retriever
 from course_lib.core.naive import fixed_size_chunks, naive_chunks
-from course_lib.core.parse import check_parse_options, parse_corpus
+from course_lib.core.parse import check_parse_options, parse_pages
 from course_lib.core.rerank import MaxSimReranker, Reranker, load_reranker, rerank, shortlist_size
 from course_lib.core.retrieve import DenseRetriever, HybridRetriever, Retriever, Where, check_k
 from course_lib.records import Block, Chunk, Hit, Page
@@ -208,7 +208,8 @@ def clean_corpus(pages: Sequence[Page], *, max_share: float = settings.BOILERPLA
 def _parsed_corpus(pages: tuple[Page, ...], parse_options: tuple):
     # The parse does not depend on max_share (the frequency step only reads its blocks), so it
     # is cached on its own: choosing a threshold on dev costs one parse, not one per threshold.
-    return parse_corpus(pages, **dict(parse_options))
+    # parse_pages also keeps it on disk, so the next lesson's process does not parse again.
+    return parse_pages(pages, **dict(parse_options))
 
 
 @lru_cache(maxsize=16)

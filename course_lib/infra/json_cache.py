@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import gzip
 import hashlib
+import importlib.util
 import json
 from collections.abc import Iterable
 from pathlib import Path
@@ -27,6 +28,17 @@ def cache_path(folder: str, name: str, parts: Iterable[str]) -> Path:
     for part in parts:
         digest.update(part.encode("utf-8", "replace") + b"\0")
     return cache_dir() / folder / f"{name}-{digest.hexdigest()[:32]}.json.gz"
+
+
+def code_digest(modules: Iterable[str]) -> str:
+    """A digest of these modules' source files: part of a cache key, so an edited stage computes
+    again instead of serving what the old code produced."""
+    digest = hashlib.sha256()
+    for name in modules:
+        spec = importlib.util.find_spec(name)
+        origin = spec.origin if spec else None
+        digest.update(name.encode() + b"\0" + (Path(origin).read_bytes() if origin else b"missing") + b"\0")
+    return digest.hexdigest()
 
 
 def read_json(path: Path):
