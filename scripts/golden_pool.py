@@ -29,8 +29,10 @@ import gzip
 import hashlib
 import json
 import random
+import subprocess
 import sys
 from collections import Counter, defaultdict
+from dataclasses import replace
 from pathlib import Path
 
 from course_lib.core.load import load_pages
@@ -59,9 +61,22 @@ def systems() -> list[str]:
     return list(PIPELINES) + list(PEERS)
 
 
+def head_commit() -> str | None:
+    """The commit the systems were pooled at (None outside a git checkout): the record says which
+    code retrieved what was read."""
+    try:
+        done = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, check=True,
+                              cwd=Path(__file__).parent)
+    except (OSError, subprocess.CalledProcessError):
+        return None
+    return done.stdout.strip() or None
+
+
 def build(name: str, batches: Path, per_batch: int) -> None:
     """Run every system, pool the top DEPTH per question, write the reading batches and the record."""
-    questions = [q for q in load_golden(SETS[name]) if q.answerable]
+    # Against the gold quote alone: `also` places written by an earlier apply must not decide what is
+    # read, so a second build of the same set pools and batches exactly what the first did.
+    questions = [replace(q, also=()) for q in load_golden(SETS[name]) if q.answerable]
     pages = load_pages(corpus=name)
     pooled: dict[str, dict[str, dict]] = defaultdict(dict)
     for system in systems():
@@ -88,7 +103,7 @@ def build(name: str, batches: Path, per_batch: int) -> None:
         group_lines = reading[start:start + per_batch]
         lines = [json.dumps(r, ensure_ascii=False) + "\n" for group in group_lines for r in group]
         atomic_write(batches / f"batch_{number:03d}.jsonl", "".join(lines))
-    record = {"set": name, "depth": DEPTH, "systems": systems(), "seed": SEED,
+    record = {"set": name, "depth": DEPTH, "systems": systems(), "seed": SEED, "commit": head_commit(),
               "questions": {q.id: {key: {"systems": item["systems"], "gold": item["gold"]}
                                    for key, item in pooled[q.id].items()} for q in questions}}
     POOL_DIR.mkdir(parents=True, exist_ok=True)

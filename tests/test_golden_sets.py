@@ -101,29 +101,36 @@ def test_the_first_130_python_questions_are_unchanged():
     assert digest == "c42ebcbf7aa644251e69487f9a018beebb6746b29d7403be67ab1e7c05db28d1"
 
 
-def test_pooled_also_places_are_counted_in_the_pool_record():
+@pytest.mark.parametrize("name", ["python", "pandas"])
+def test_pooled_also_places_are_counted_in_the_pool_record(name):
     """Every `also` place in the golden file is one the pool record counts, none more, none fewer."""
-    record = json.loads((SETS["python"].file.parent / "pool" / "python.json").read_text(encoding="utf-8"))
-    questions = load_golden(SETS["python"].file)
+    record = json.loads((SETS[name].file.parent / "pool" / f"{name}.json").read_text(encoding="utf-8"))
+    questions = load_golden(SETS[name].file)
+    assert record["set"] == name and record["questions"] == sum(q.answerable for q in questions)
     assert sum(len(q.also) for q in questions) == record["also_places"] > 0
     assert sum(bool(q.also) for q in questions) == record["questions_with_also"]
+    assert record["places_marked_answering"] == record["also_places"] + record["rejected_places"]
+    # The README names the one reason places were rejected for.
+    assert set(record["rejected_reasons"]) == {"the quote is not in the pooled text that was read for this page"}
 
 
-def test_the_readme_pool_table_states_the_pool_record():
-    """Every figure of the README's pooled-judgments table is the one the pool record holds."""
-    record = json.loads((SETS["python"].file.parent / "pool" / "python.json").read_text(encoding="utf-8"))
+def test_the_readme_pool_table_states_both_pool_records():
+    """Every figure of the README's pooled-judgments table is the one its set's pool record holds."""
     readme = (SETS["python"].file.parent / "README.md").read_text(encoding="utf-8")
-    table = dict(re.findall(r"^\| ([^|]+?) \| ([^|]+?) \|$", readme[readme.index("| pooled | value |"):],
-                            re.MULTILINE)[:11])
-    assert table["questions pooled"] == str(record["questions"])
-    assert table["systems pooled, depth"] == f"{len(record['systems'])}, top {record['depth']}"
-    assert table["pooled items"] == str(record["pooled_items"])
-    assert table["items already holding the gold quote"] == str(record["holding_the_gold_quote"])
-    assert table["question-page texts read"] == str(record["question_page_texts_read"])
-    assert table["places marked as answering"] == str(record["places_marked_answering"])
-    assert table["places credited as `also`"] == str(record["also_places"])
-    assert table["places rejected by validation"] == str(record["rejected_places"])
-    assert table["questions with at least one `also` place"] == str(record["questions_with_also"])
+    rows = re.findall(r"^\| ([^|]+?) \| ([^|]+?) \| ([^|]+?) \|$",
+                      readme[readme.index("| pooled | Python | pandas |"):], re.MULTILINE)[1:10]
+    for column, name in enumerate(("python", "pandas"), start=1):
+        record = json.loads((SETS[name].file.parent / "pool" / f"{name}.json").read_text(encoding="utf-8"))
+        table = {row[0]: row[column] for row in rows}
+        assert table["questions pooled"] == str(record["questions"])
+        assert table["systems pooled, depth"] == f"{len(record['systems'])}, top {record['depth']}"
+        assert table["pooled items"] == str(record["pooled_items"])
+        assert table["items already holding the gold quote"] == str(record["holding_the_gold_quote"])
+        assert table["question-page texts read"] == str(record["question_page_texts_read"])
+        assert table["places marked as answering"] == str(record["places_marked_answering"])
+        assert table["places credited as `also`"] == str(record["also_places"])
+        assert table["places rejected by validation"] == str(record["rejected_places"])
+        assert table["questions with at least one `also` place"] == str(record["questions_with_also"])
 
 
 def test_every_python_content_page_has_at_least_three_questions():
