@@ -3,6 +3,7 @@ import numpy as np
 import pytest
 
 from course_lib.core import pipeline as pipelines
+from course_lib.core.parse import parse_corpus
 from course_lib.core.pipeline import Pipeline
 from course_lib.records import Block, Chunk, Page
 
@@ -40,16 +41,16 @@ def test_clean_corpus_reports_stubs_and_frequent_blocks():
     assert {r.text for r in removed} == {"Shared footer line.", "Real content here. " * 19 + "Real content here."}
 
 
-def test_a_max_share_sweep_parses_once_and_matches_a_fresh_parse(monkeypatch):
+def test_a_max_share_sweep_parses_once_and_matches_a_fresh_parse(monkeypatch, private_cache):
     page = "<html><body><h1>{t}</h1><p>" + "Body text of page {t}. " * 10 + "</p><p>Footer.</p></body></html>"
     pages = [Page(f"sweep{i}.html", page.format(t=i)) for i in range(5)]
     calls = []
-    real_parse = pipelines.parse_corpus
-    monkeypatch.setattr(pipelines, "parse_corpus", lambda *a, **k: calls.append(1) or real_parse(*a, **k))
+    real_parse = pipelines.parse_pages
+    monkeypatch.setattr(pipelines, "parse_pages", lambda *a, **k: calls.append(1) or real_parse(*a, **k))
     swept = {share: pipelines.clean_corpus(pages, max_share=share, min_chars=11) for share in (0.2, 0.5, 1.0)}
     assert len(calls) == 1
     assert {r.text for r in swept[0.5][2]} == {"Footer."} and swept[1.0][2] == []
-    fresh, _ = real_parse(pages, min_chars=11)
+    fresh, _ = parse_corpus(pages, min_chars=11)
     assert swept[1.0][0] == fresh and all("Footer." not in [b.text for b in blocks]
                                           for blocks in swept[0.5][0].values())
 
@@ -164,7 +165,7 @@ def test_unknown_options_are_a_type_error_before_any_page_is_parsed(monkeypatch)
         parse.parse_corpus(pages, bogus=True)
 
 
-def test_a_run_where_the_parser_fails_on_many_pages_is_an_error_and_is_not_cached(monkeypatch):
+def test_a_run_where_the_parser_fails_on_many_pages_is_an_error_and_is_not_cached(monkeypatch, private_cache):
     from course_lib.core import parse
 
     pages = [Page(f"p{i}.html", PAGE.format(t=f"P{i}")) for i in range(10)]
@@ -184,6 +185,9 @@ def test_a_run_where_the_parser_fails_on_many_pages_is_an_error_and_is_not_cache
     monkeypatch.setattr(parse, "parse_blocks", real)
     blocks, skipped, _ = pipelines.clean_corpus(pages, max_share=0.9)  # the failure was not cached
     assert len(blocks) == 10 and skipped == []
+    pipelines._parsed_corpus.cache_clear()  # nor kept on disk: the next process parses again
+    monkeypatch.setattr(parse, "parse_blocks", flaky)
+    assert len(pipelines.clean_corpus(pages, max_share=0.9, max_failure_share=0.5)[0]) == 7
 
 
 def test_one_or_two_parser_failures_stay_page_level(monkeypatch):

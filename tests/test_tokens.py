@@ -140,3 +140,43 @@ def test_truncate_without_offsets_gives_the_same_prefix(counter):
     text = "Tokenization of os.path in Python 3.11 is GREAT. " * 10
     for n in (2, 5, 40):
         assert counter._truncate_by_search(text, n) == counter.truncate(text, n)
+
+
+TEXTS = ["def f(x):\n    return x", "A plain sentence of prose.", "| a | b |\n|---|---|\n| 1 | 2 |"]
+
+
+def test_counts_kept_on_disk_are_read_back_without_tokenizing(private_cache, monkeypatch):
+    first = TokenCounter()
+    expected = [first.count(t) for t in TEXTS]
+    first.save()
+    assert list((private_cache / "token_counts").glob("*.json.gz"))
+    second = TokenCounter()
+    monkeypatch.setattr(second, "tokenizer", None)  # any tokenizing now raises
+    assert [second.count(t) for t in TEXTS] == second.count_many(TEXTS) == expected
+    assert TokenCounter(persist=False).count_many(TEXTS) == expected
+
+
+def test_counts_from_two_processes_are_merged_not_lost(private_cache):
+    one, two = TokenCounter(), TokenCounter()
+    n_one, n_two = one.count(TEXTS[0]), two.count(TEXTS[1])
+    one.save()
+    two.save()
+    third = TokenCounter()
+    third.tokenizer = None
+    assert (third.count(TEXTS[0]), third.count(TEXTS[1])) == (n_one, n_two)
+
+
+@pytest.mark.parametrize("damage", [b"not gzip", b'\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\x03+\xc9\xc8,V\x00\x00',
+                                    "json"])
+def test_a_damaged_count_store_is_counted_again_with_one_warning(private_cache, caplog, damage):
+    import gzip
+    import json
+
+    counter = TokenCounter()
+    expected = counter.count(TEXTS[0])
+    counter.save()
+    (stored,) = (private_cache / "token_counts").glob("*.json.gz")
+    stored.write_bytes(gzip.compress(json.dumps({"k": -3, "x": "7"}).encode()) if damage == "json" else damage)
+    with caplog.at_level(logging.WARNING, logger="course_lib"):
+        assert TokenCounter().count(TEXTS[0]) == expected
+    assert any(str(stored) in r.getMessage() for r in caplog.records)

@@ -234,7 +234,8 @@ def parse_pages(pages: Sequence[Page], **options) -> tuple[dict[str, list[Block]
     Parsing a corpus costs 20-40 s on a laptop and every lesson parses the same pages, so the
     result is stored as JSON keyed by the pages' paths and HTML, the options, the parser
     libraries' versions and the source of every module in `PARSE_STACK`: any change parses again.
-    A damaged or unreadable cache file costs one warning line and a fresh parse, never a result.
+    A damaged or unreadable cache file costs one warning line and a fresh parse, never a result;
+    a run where the parser failed on a page is not kept.
     """
     check_parse_options(options)
     parts = [_PARSE_CACHE_FORMAT, code_digest(PARSE_STACK), bs4.__version__, lxml.etree.__version__,
@@ -245,6 +246,8 @@ def parse_pages(pages: Sequence[Page], **options) -> tuple[dict[str, list[Block]
     if stored is not None:
         return stored
     parsed, skipped = parse_corpus(pages, **options)
+    if any(reason.startswith("parser failed") for _, reason in skipped):
+        return parsed, skipped  # a failure may be this machine's (memory, recursion): try again next time
     write_json(path, {"parsed": {doc: [[b.kind, b.text, list(b.heading_path), b.section_id, b.level]
                                        for b in blocks] for doc, blocks in parsed.items()},
                       "skipped": [list(pair) for pair in skipped]})

@@ -39,6 +39,7 @@ from course_lib.core.naive import fixed_size_chunks, naive_chunks
 from course_lib.core.parse import check_parse_options, parse_pages
 from course_lib.core.rerank import MaxSimReranker, Reranker, load_reranker, rerank, shortlist_size
 from course_lib.core.retrieve import DenseRetriever, HybridRetriever, Retriever, Where, check_k
+from course_lib.core.tokens import get_counter
 from course_lib.records import Block, Chunk, Hit, Page
 
 STAGES = ("embed query", "bm25", "dense", "fuse", "rerank")
@@ -251,6 +252,7 @@ def structured_chunks(pages: Sequence[Page], *, context: bool = True, count_cont
                                         budget=budget, overlap_blocks=overlap_blocks, context=context,
                                         count_context=count_context, split_long=split_long,
                                         headings=headings, model=model)]
+    get_counter(model).save()  # the counts of this chunking, for the next process that builds it
     return dedupe(chunks)[0]
 
 
@@ -264,6 +266,7 @@ def window_chunks_of(pages: Sequence[Page], *, within_heading_path: bool = False
               for chunk in window_chunks(page_blocks, doc=doc, title=page_title(page_blocks, doc),
                                          budget=budget, within_heading_path=within_heading_path,
                                          context=context, model=model)]
+    get_counter(model).save()
     return dedupe(chunks)[0]
 
 

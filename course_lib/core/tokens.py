@@ -7,8 +7,11 @@ tokens included, with no truncation, so a count says exactly how much of a text 
 """
 from __future__ import annotations
 
+import atexit
+import hashlib
 from collections.abc import Iterable, Sequence
 from functools import cached_property, lru_cache
+from pathlib import Path
 from typing import Protocol
 
 import cachetools
@@ -16,6 +19,8 @@ import numpy as np
 
 from course_lib import settings
 from course_lib.infra import models
+from course_lib.infra.json_cache import cache_path, read_json, write_json
+from course_lib.infra.vector_cache import warn_once
 
 
 class Counter(Protocol):
@@ -32,13 +37,24 @@ class TokenCounter:
     limit; `tokenizer_claim` is the tokenizer's `model_max_length`, kept side by side because the
     two differ for MiniLM (256 vs 512) and only the first is true. The cache is a bounded LRU, so
     the chunker can count thousands of candidate chunks without holding them all in memory.
+
+    With `persist` (the default), counts are also kept on disk (`<cache>/token_counts/`, keyed by
+    the tokenizer's files and a hash of each text): every lesson chunks the same pages, and
+    counting their candidate chunks costs about 10 s a process. `save()` writes what was counted.
     """
 
-    def __init__(self, name: str | None = None, *, cache_size: int = settings.TOKEN_COUNT_CACHE):
+    def __init__(self, name: str | None = None, *, cache_size: int = settings.TOKEN_COUNT_CACHE,
+                 persist: bool = True):
         self.name = name
         self.tokenizer = models.load_tokenizer(name)
         self.cache_size = cache_size
         self._cache: cachetools.LRUCache[str, int] = cachetools.LRUCache(maxsize=cache_size)
+        key = [_COUNTS_FORMAT, type(self.tokenizer).__name__, models.model_fingerprint(name)]
+        self._path = cache_path("token_counts", "counts", key) if persist else None
+        self._stored: dict[str, int] | None = None  # read from disk on first use
+        self._fresh: dict[str, int] = {}  # counted in this process, not yet saved
+        if persist:
+            atexit.register(self.save)  # the chunk builders save as they go; this keeps the rest
 
     def __repr__(self) -> str:
         return f"TokenCounter({self.name!r})"
@@ -60,10 +76,32 @@ class TokenCounter:
 
     def _remember(self, text: str, n: int) -> None:
         self._cache[text] = n  # the LRU evicts the least recently counted text past cache_size
+        if self._path is not None:
+            self._fresh[_text_key(text)] = n
+
+    def _known(self, text: str) -> int | None:
+        """The count from memory, else from the disk store; None when it was never counted."""
+        n = self._cache.get(text)
+        if n is None and self._path is not None:
+            if self._stored is None:
+                self._stored = _read_counts(self._path)
+            n = self._stored.get(_text_key(text))
+            if n is not None:
+                self._cache[text] = n
+        return n
+
+    def save(self) -> None:
+        """Add this process's new counts to the disk store (merged with what other processes
+        wrote meanwhile; a lost race costs a recount, never a wrong count)."""
+        if self._path is None or not self._fresh:
+            return
+        merged = {**_read_counts(self._path), **self._fresh}
+        write_json(self._path, merged)
+        self._stored, self._fresh = merged, {}
 
     def count(self, text: str) -> int:
         """The number of tokens the embedder would need for `text`, special tokens included."""
-        n = self._cache.get(text)
+        n = self._known(text)
         if n is None:
             # verbose=False: the "sequence longer than 512" warning is about the tokenizer's
             # wrong claim, and counting long texts is the whole point here.
@@ -76,7 +114,7 @@ class TokenCounter:
     def count_many(self, texts: Sequence[str], *, batch_size: int = settings.TOKENIZE_BATCH) -> list[int]:
         """Counts for many texts, tokenizing the uncached ones in batches (fast tokenizers are
         much quicker per text in a batch, and skipping masks roughly halves the time)."""
-        todo = list(dict.fromkeys(t for t in texts if t not in self._cache))
+        todo = list(dict.fromkeys(t for t in texts if self._known(t) is None))
         fresh: dict[str, int] = {}  # kept here too: more texts than the cache holds must not recount
         for start in range(0, len(todo), batch_size):
             batch = todo[start : start + batch_size]
@@ -127,6 +165,25 @@ class TokenCounter:
             fits = len(self.tokenizer(text[:mid], add_special_tokens=True, verbose=False)["input_ids"]) <= n
             lo, hi = (mid, hi) if fits else (lo, mid - 1)
         return text[:lo].rstrip()  # as the offsets would: trailing spaces are no token
+
+
+_COUNTS_FORMAT = "token-counts-1"
+
+
+def _text_key(text: str) -> str:
+    return hashlib.blake2b(text.encode("utf-8"), digest_size=12).hexdigest()
+
+
+def _read_counts(path: Path) -> dict[str, int]:
+    """The stored counts; {} when there are none or the file does not hold text-hash -> count."""
+    data = read_json(path)
+    if data is None:
+        return {}
+    if not isinstance(data, dict) or not all(isinstance(k, str) and type(v) is int and v >= 0
+                                             for k, v in data.items()):
+        warn_once(path, "holds something other than token counts: counted again")
+        return {}
+    return data
 
 
 @lru_cache(maxsize=4)
