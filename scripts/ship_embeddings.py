@@ -1,6 +1,7 @@
 """Rebuild the embeddings shipped with the course: `make ship-embeddings`.
 
-    python scripts/ship_embeddings.py
+    python scripts/ship_embeddings.py            # the main file
+    python scripts/ship_embeddings.py --extra    # only the extra file (what the main one lacks)
 
 Writes data/embeddings/all-MiniLM-L6-v2.npz (float32, one row per text sha256) and its .sha256
 with the vectors shipped before plus those of the texts a cold run of the course embeds most:
@@ -9,9 +10,14 @@ and 09, on both shipped corpora, and every golden question, taken from the local
 (COURSE_CACHE_DIR); a course text not in the cache is left out and counted. Not everything a
 cache has ever held: experiments would swell the file. Run the lessons first
 (`make course`). Prints how many vectors were shipped before and after, and the file's size.
+
+`--extra` leaves the main file as it is and writes data/embeddings/all-MiniLM-L6-v2.extra.npz: the
+vectors of the other texts a cold run embeds (lesson 10's peer chunks of the pandas pages, lesson
+09's ablation chunkings) that the main file lacks, so adding them does not rewrite the large file.
 """
 from __future__ import annotations
 
+import argparse
 import sys
 
 import numpy as np
@@ -19,6 +25,7 @@ import numpy as np
 from course_lib.core.load import load_pages
 from course_lib.core.pipeline import PIPELINES, build_pipeline, structured_chunks, window_chunks_of
 from course_lib.evaluation.golden import load_golden
+from course_lib.extras.peers import PEERS, build_any
 from course_lib.infra import models, shipped
 from course_lib.infra.paths import DATA_DIR
 
@@ -39,8 +46,47 @@ def course_texts() -> set[str]:
     return texts
 
 
-def main() -> int:
+def extra_texts() -> set[str]:
+    """The other texts a cold run embeds: lesson 10's peers on the pandas pages, lesson 09's ablations."""
+    python, pandas = load_pages(), load_pages(corpus="pandas")
+    texts = {c.text for c in structured_chunks(python, context=False)}
+    texts.update(c.text for c in structured_chunks(python, main_selector=None, drop_boilerplate=False,
+                                                   max_share=1.0))
+    for name in PEERS:
+        texts.update(c.text for c in build_any(name, pandas).chunks)
+    return texts
+
+
+def ship_extra(model_key: str) -> int:
+    """Write the extra file from the local cache: every extra text the main file lacks."""
+    cache = models.open_cache(model_key)
+    main_file = shipped.shipped_vectors(model_key)
+    vectors: dict[str, np.ndarray] = {}
+    missing = 0
+    for text in extra_texts():
+        key = models.text_key(text)
+        if main_file is not None and main_file.get(key) is not None:
+            continue
+        found = cache.get(key)
+        if found is None:
+            missing += 1
+            continue
+        vectors[key] = found
+    keys = sorted(vectors)
+    digest = shipped.write_shipped(shipped.EXTRA_FILE, model_key, keys, np.stack([vectors[k] for k in keys]))
+    size = shipped.EXTRA_FILE.stat().st_size
+    print(f"extra vectors: {len(keys):,} ({missing:,} texts neither shipped nor cached, left out); "
+          f"{shipped.EXTRA_FILE.name} {size / 1e6:.1f} MB, sha256 {digest[:16]}...")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--extra", action="store_true", help="write only the extra file")
+    args = parser.parse_args(argv)
     model_key = models.model_id() + "|normalize=True"
+    if args.extra:
+        return ship_extra(model_key)
     cache = models.open_cache(model_key)
     before = shipped.shipped_vectors(model_key)
     vectors: dict[str, np.ndarray] = {}

@@ -72,7 +72,8 @@ def test_embed_reads_a_shipped_vector_before_computing(tmp_path, monkeypatch, pr
     shipped.write_shipped(path, model_key, keys, marker[None, :])
     shipped.shipped_vectors.cache_clear()
     monkeypatch.setattr(shipped, "SHIPPED_FILE", path)
-    monkeypatch.setattr(models, "shipped_vectors", lambda key, **kw: shipped.shipped_vectors(key, path, **kw))
+    monkeypatch.setattr(shipped, "SHIPPED_FILES", (path,))
+    monkeypatch.setattr(models, "all_shipped", shipped.all_shipped)
     got = models.embed(["a shipped text", "a text nobody shipped"], progress=False)
     np.testing.assert_array_equal(got[0], marker)
     assert abs(float(got[1] @ got[1]) - 1) < 1e-4 and not np.allclose(got[1], got[0])
@@ -89,3 +90,14 @@ def test_the_shipped_file_matches_its_checksum_and_the_bundled_model():
     assert file_sha256(shipped.SHIPPED_FILE) == recorded
     found = shipped.shipped_vectors(models.model_id() + "|normalize=True")
     assert found is not None and len(found) > 40_000  # every chunking the lessons build
+
+
+@pytest.mark.model
+def test_the_extra_file_matches_its_checksum_and_adds_only_what_the_main_file_lacks():
+    from course_lib.infra import models
+
+    model_key = models.model_id() + "|normalize=True"
+    recorded = shipped.checksum_file(shipped.EXTRA_FILE).read_text(encoding="utf-8").split()[0]
+    assert file_sha256(shipped.EXTRA_FILE) == recorded
+    main, extra = shipped.all_shipped(model_key, width=384)
+    assert len(extra) > 5_000 and not set(extra.keys()) & set(main.keys())

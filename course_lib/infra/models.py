@@ -18,7 +18,7 @@ from course_lib import settings
 from course_lib.infra.errors import ModelLoadError
 from course_lib.infra.files import hash_file_into
 from course_lib.infra.paths import cache_dir
-from course_lib.infra.shipped import shipped_vectors
+from course_lib.infra.shipped import all_shipped
 from course_lib.infra.vector_cache import VectorStore, warn_once
 
 DEFAULT_EMBEDDER = "all-MiniLM-L6-v2 (bundled)"
@@ -260,11 +260,11 @@ def embed(
     cache_key = model_id(model) + f"|normalize={normalize}"
     cache = open_cache(cache_key, width=width) if use_cache else None
     # The shipped vectors come first, so a fresh clone and a warm cache rank with the same ones.
-    shipped = shipped_vectors(cache_key, width=width) if use_cache else None
+    shipped = all_shipped(cache_key, width=width) if use_cache else []
     known: dict[str, np.ndarray] = {}
     todo: dict[str, str] = {}  # each distinct text once, in first-seen order
     for key, text in zip(keys, texts, strict=True):
-        vector = shipped.get(key) if shipped is not None else None
+        vector = next((v for source in shipped if (v := source.get(key)) is not None), None)
         if vector is None and cache is not None:
             vector = _usable(cache.get(key), normalize=normalize, source=cache.folder)
         if vector is not None:

@@ -28,7 +28,17 @@ from course_lib.infra.files import atomic_open, atomic_write, file_sha256
 from course_lib.infra.paths import DATA_DIR
 
 SHIPPED_FILE = DATA_DIR / "embeddings" / "all-MiniLM-L6-v2.npz"
+# What the main file lacks, in a file of its own so the large one is not rewritten for it: the peer
+# libraries' chunks of lesson 10 and the ablation chunkings of lesson 09 (`make ship-embeddings`).
+EXTRA_FILE = DATA_DIR / "embeddings" / "all-MiniLM-L6-v2.extra.npz"
+SHIPPED_FILES = (SHIPPED_FILE, EXTRA_FILE)
 log = logging.getLogger("course_lib.cache")
+
+
+def all_shipped(model_key: str, *, width: int | None = None) -> list[ShippedVectors]:
+    """Every shipped file's vectors for `model_key` (each checked as `shipped_vectors` checks it)."""
+    found = (shipped_vectors(model_key, path, width=width) for path in SHIPPED_FILES)
+    return [vectors for vectors in found if vectors is not None]
 
 
 def checksum_file(path: Path = SHIPPED_FILE) -> Path:
