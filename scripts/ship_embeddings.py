@@ -57,27 +57,27 @@ def extra_texts() -> set[str]:
     return texts
 
 
-def ship_extra(model_key: str) -> int:
-    """Write the extra file from the local cache: every extra text the main file lacks."""
-    cache = models.open_cache(model_key)
-    main_file = shipped.shipped_vectors(model_key)
-    vectors: dict[str, np.ndarray] = {}
+def from_cache(texts: set[str], cache, *, known: dict[str, np.ndarray], skip=None) -> int:
+    """Add to `known` the cached vector of every text it lacks (none of those `skip` holds);
+    returns how many texts were neither known nor cached, so left out."""
     missing = 0
-    for text in extra_texts():
+    for text in texts:
         key = models.text_key(text)
-        if main_file is not None and main_file.get(key) is not None:
+        if key in known or (skip is not None and skip.get(key) is not None):
             continue
         found = cache.get(key)
         if found is None:
             missing += 1
-            continue
-        vectors[key] = found
+        else:
+            known[key] = found
+    return missing
+
+
+def write(path, model_key: str, vectors: dict[str, np.ndarray]) -> str:
+    """Write one shipped file; returns the line that reports it."""
     keys = sorted(vectors)
-    digest = shipped.write_shipped(shipped.EXTRA_FILE, model_key, keys, np.stack([vectors[k] for k in keys]))
-    size = shipped.EXTRA_FILE.stat().st_size
-    print(f"extra vectors: {len(keys):,} ({missing:,} texts neither shipped nor cached, left out); "
-          f"{shipped.EXTRA_FILE.name} {size / 1e6:.1f} MB, sha256 {digest[:16]}...")
-    return 0
+    digest = shipped.write_shipped(path, model_key, keys, np.stack([vectors[k] for k in keys]))
+    return f"{path.name} {path.stat().st_size / 1e6:.1f} MB, sha256 {digest[:16]}..."
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -85,29 +85,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--extra", action="store_true", help="write only the extra file")
     args = parser.parse_args(argv)
     model_key = models.model_id() + "|normalize=True"
-    if args.extra:
-        return ship_extra(model_key)
     cache = models.open_cache(model_key)
     before = shipped.shipped_vectors(model_key)
-    vectors: dict[str, np.ndarray] = {}
-    if before is not None:
-        vectors.update((key, before.get(key)) for key in before.keys())
-    missing = 0
-    for text in course_texts():
-        key = models.text_key(text)
-        found = vectors.get(key)
-        found = cache.get(key) if found is None else found
-        if found is None:
-            missing += 1
-            continue
-        vectors[key] = found
-    keys = sorted(vectors)
-    matrix = np.stack([vectors[k] for k in keys])
-    digest = shipped.write_shipped(shipped.SHIPPED_FILE, model_key, keys, matrix)
-    size = shipped.SHIPPED_FILE.stat().st_size
-    print(f"shipped vectors: {len(before) if before is not None else 0:,} before, {len(keys):,} now "
+    if args.extra:  # what the main file lacks, written beside it; the main file stays as it is
+        extra: dict[str, np.ndarray] = {}
+        missing = from_cache(extra_texts(), cache, known=extra, skip=before)
+        print(f"extra vectors: {len(extra):,} ({missing:,} texts neither shipped nor cached, left out); "
+              + write(shipped.EXTRA_FILE, model_key, extra))
+        return 0
+    vectors = {key: before.get(key) for key in before.keys()} if before is not None else {}
+    missing = from_cache(course_texts(), cache, known=vectors)
+    print(f"shipped vectors: {len(before) if before is not None else 0:,} before, {len(vectors):,} now "
           f"({missing:,} course texts neither shipped nor cached, left out); "
-          f"{shipped.SHIPPED_FILE.name} {size / 1e6:.1f} MB, sha256 {digest[:16]}...")
+          + write(shipped.SHIPPED_FILE, model_key, vectors))
     return 0
 
 
