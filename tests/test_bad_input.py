@@ -10,6 +10,7 @@ import os
 import re
 import shutil
 import sqlite3
+import stat
 import subprocess
 import sys
 import textwrap
@@ -109,6 +110,48 @@ def test_an_existing_read_only_out_is_refused_before_the_run(tmp_path, site):
     result = run("evaluate", "--corpus", site, "--golden", FIXTURES / "golden.jsonl", "--out", out, "--force")
     fails(result, 7, r"locked\.json: the file is read-only — make it writable \(chmod u\+w\)")
     assert result.stdout == "" and out.read_text() == "keep"  # refused before anything was loaded
+
+
+def _draft(site, out, *more):
+    """golden-draft on the fixture site (no model: half a second), writing `out`."""
+    return run("golden-draft", "--corpus", site, "--out", out, "--n", "3", *more)
+
+
+def test_out_is_never_a_fifo_a_device_or_a_dangling_link_even_with_force(tmp_path, site):
+    # Never the real /dev/null by name: only a link to it, which must be refused, never followed.
+    fifo, dangling = tmp_path / "pipe", tmp_path / "dangling.jsonl"
+    os.mkfifo(fifo)
+    (tmp_path / "to-pipe").symlink_to(fifo)
+    (tmp_path / "to-null").symlink_to("/dev/null")
+    dangling.symlink_to(tmp_path / "missing" / "target.jsonl")
+    for out, pattern in ((fifo, r"pipe: --out is a FIFO \(named pipe\), not a regular file: never replaced, "
+                                r"even with --force — give a regular file name"),
+                         (tmp_path / "to-pipe", r"to-pipe: --out is a symlink to a FIFO \(named pipe\) "),
+                         (tmp_path / "to-null", r"to-null: --out is a symlink to a character device \(/dev/null\)"),
+                         (dangling, r"dangling\.jsonl: --out is a symlink to a file that does not exist — point")):
+        result = _draft(site, out, "--force")
+        fails(result, 7, pattern)
+        assert result.stdout == ""  # refused before anything was read
+        evaluated = run("evaluate", "--corpus", site, "--golden", FIXTURES / "golden.jsonl", "--out", out, "--force")
+        fails(evaluated, 7, pattern)
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode) and stat.S_ISCHR(os.stat("/dev/null").st_mode)
+    assert os.readlink(tmp_path / "to-null") == "/dev/null" and dangling.is_symlink()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["dangling.jsonl", "pipe", "site", "to-null",
+                                                          "to-pipe"]
+
+
+def test_a_symlink_out_writes_the_file_it_names_and_keeps_the_link(tmp_path, site):
+    (tmp_path / "real").mkdir()
+    target, link = tmp_path / "real" / "drafts.jsonl", tmp_path / "link.jsonl"
+    target.write_text("old drafts\n")
+    link.symlink_to(target)
+    fails(_draft(site, link), 7, r"link\.jsonl: the file exists — pass --force")
+    assert target.read_text() == "old drafts\n"
+    result = _draft(site, link, "--force")
+    assert result.returncode == 0 and "Traceback" not in result.stderr, result.stderr
+    assert link.is_symlink() and os.readlink(link) == str(target)
+    assert len(target.read_text().splitlines()) == 3 and link.read_text() == target.read_text()
+    assert sorted(p.name for p in (tmp_path / "real").iterdir()) == ["drafts.jsonl"]  # no partial left
 
 
 # Runs the command line with the final fsync of the --out file's atomic write stalled: the new file

@@ -2,6 +2,7 @@
 import hashlib
 import os
 import signal
+import stat
 import subprocess
 import sys
 import textwrap
@@ -97,3 +98,11 @@ def test_an_existing_read_only_out_is_refused_even_with_force(tmp_path):
     assert _refused(out, force=False) == "the file exists"
     out.chmod(0o644)
     files.check_out(out, force=True, corpus=tmp_path / "corpus", inputs=[])
+
+
+def test_an_atomic_write_never_renames_over_a_fifo(tmp_path):
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    with pytest.raises(OSError, match="is a FIFO"):
+        files.atomic_write(fifo, "data")
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode) and [p.name for p in tmp_path.iterdir()] == ["pipe"]

@@ -195,7 +195,7 @@ def _evaluate(args: argparse.Namespace) -> int:
         from course_lib.core.load import CORPUS_DIR
 
         corpus_root = CORPUS_DIR
-    check_out(out, force=args.force, corpus=corpus_root, inputs=[golden])
+    out = check_out(out, force=args.force, corpus=corpus_root, inputs=[golden])  # a symlink: its file
     loaded = _load(args)
     questions = _golden_questions(args, loaded, golden, None if args.split == "all" else args.split)
     retriever = _build(args.pipeline, loaded, model=args.model)
@@ -219,7 +219,7 @@ def _golden_draft(args: argparse.Namespace) -> int:
     from course_lib.core.pipeline import clean_corpus
     from course_lib.extras.golden_draft import draft_golden, write_drafts
 
-    check_out(args.out, force=args.force, corpus=args.corpus, inputs=[])
+    args.out = check_out(args.out, force=args.force, corpus=args.corpus, inputs=[])
     loaded = _load(args)
     drafts = draft_golden(clean_corpus(loaded.pages)[0], n=args.n)
     try:

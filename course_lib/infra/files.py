@@ -10,10 +10,13 @@ mistakes it for data.
 
 `file_sha256` is the one place that reads a file to hash it (manifests, model fingerprints, the
 shipped embeddings' checksum); `check_out` the one set of rules an `--out` path must pass
-before a command runs.
+before a command runs: it is a regular file or a new path (never a device, a FIFO or a folder,
+which a rename would replace: `/dev/null` turned into a plain file breaks a whole machine), and
+a symlink is followed to the regular file it names, which is written while the link is kept.
 """
 from __future__ import annotations
 
+import errno
 import hashlib
 import os
 import stat
@@ -60,15 +63,38 @@ def _fsync_folder(folder: Path) -> None:
         os.close(handle)
 
 
+def _special(path: Path) -> str | None:
+    """What `path` is when it exists and is neither a regular file, a folder nor a symlink (a
+    device, a FIFO, a socket): a rename over it would replace it. None otherwise."""
+    try:
+        mode = os.lstat(path).st_mode
+    except OSError:
+        return None
+    for test, what in ((stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+                       (stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISSOCK, "a socket")):
+        if test(mode):
+            return what
+    return None
+
+
+def _refuse_special(path: Path) -> None:
+    """Raise an OSError instead of renaming over a device, FIFO or socket."""
+    what = _special(path)
+    if what is not None:
+        raise OSError(errno.EINVAL, f"{path} is {what}, not a regular file: never replaced")
+
+
 @contextmanager
 def atomic_open(path: str | Path) -> Iterator[BinaryIO]:
     """Open a binary handle whose bytes replace `path` only when the block ends without an error.
 
     The temporary file is created with mode 0o666 minus the umask, like any new file, so the
     result gets the permissions a plain write would give it. On any error (or KeyboardInterrupt)
-    the temporary file is removed and `path` is left as it was.
+    the temporary file is removed and `path` is left as it was. A `path` that is a device, a
+    FIFO or a socket is an OSError, before anything is written and again before the rename.
     """
     target = Path(path)
+    _refuse_special(target)
     partial = partial_path(target)
     fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
     try:
@@ -76,6 +102,7 @@ def atomic_open(path: str | Path) -> Iterator[BinaryIO]:
             yield handle
             handle.flush()
             os.fsync(handle.fileno())
+        _refuse_special(target)
         os.replace(partial, target)
     except BaseException:
         partial.unlink(missing_ok=True)
@@ -104,24 +131,48 @@ def _read_only(path: Path) -> bool:
     return not path.stat().st_mode & stat.S_IWUSR or not os.access(path, os.W_OK)
 
 
-def check_out(out: Path, *, force: bool, corpus: Path, inputs: list[Path]) -> None:
+def _followed(out: Path) -> Path:
+    """`out`, or the regular file a symlink `out` names (through any chain of links); refuses a
+    dangling link and a link to a device, FIFO or socket."""
+    if not out.is_symlink():
+        return out
+    target = Path(os.path.realpath(out))
+    if not target.exists():
+        raise OutputError("--out is a symlink to a file that does not exist", path=out,
+                          hint="point the link at a regular file, or give a plain file name")
+    what = _special(target)
+    if what is not None:
+        raise OutputError(f"--out is a symlink to {what} ({target}), not a regular file", path=out,
+                          hint="give a regular file name")
+    return target
+
+
+def check_out(out: Path, *, force: bool, corpus: Path, inputs: list[Path]) -> Path:
     """Refuse an `--out` path before the run, with an OutputError, when writing it would destroy
     data (an input, by identity; a file in the corpus; an existing file without `force`; a file
-    marked read-only) or cannot succeed (a folder; a missing or read-only folder)."""
+    marked read-only; a device, FIFO or socket, even with `force`) or cannot succeed (a folder; a
+    missing or read-only folder; a dangling symlink). Returns the path to write: `out`, or the
+    regular file a symlink `out` names (the link is kept, its target replaced)."""
     if any(_same_file(out, p) or out.resolve() == p.resolve() for p in inputs):
         raise OutputError("--out is one of the inputs", path=out, hint="write the result to another file")
     if out.resolve().is_relative_to(corpus.resolve()):
         raise OutputError("--out is inside the corpus folder", path=out, hint="write the result elsewhere")
     if out.is_dir():
         raise OutputError("--out is a folder", path=out, hint="give a file name")
-    if out.exists() and not force:
+    real = _followed(out)
+    what = _special(real)
+    if what is not None:
+        raise OutputError(f"--out is {what}, not a regular file: never replaced, even with --force",
+                          path=out, hint="give a regular file name")
+    if real.exists() and not force:
         raise OutputError("the file exists", path=out,
                           hint="pass --force to overwrite it, or choose another --out")
-    if out.exists() and _read_only(out):
+    if real.exists() and _read_only(real):
         raise OutputError("the file is read-only", path=out,
                           hint="make it writable (chmod u+w) if it may be replaced, or choose another --out")
-    folder = out.parent if str(out.parent) else Path(".")
+    folder = real.parent if str(real.parent) else Path(".")
     if not folder.is_dir():
         raise OutputError("its folder does not exist", path=out, hint=f"create {folder} first")
     if not os.access(folder, os.W_OK):
         raise OutputError("its folder is not writable", path=out, hint="choose a folder you can write to")
+    return real
