@@ -18,7 +18,9 @@ the nesting depth for list items and definitions, 0 otherwise.
 """
 from __future__ import annotations
 
+import hashlib
 import inspect
+import json
 import logging
 import re
 from collections.abc import Iterable, Mapping, Sequence
@@ -225,7 +227,7 @@ def parse_corpus(
 PARSE_STACK = ("course_lib.core.parse", "course_lib.core.walker", "course_lib.core.html_parts",
                "course_lib.core.boilerplate", "course_lib.core.load", "course_lib.infra.safe_text",
                "course_lib.records", "course_lib.settings")
-_PARSE_CACHE_FORMAT = "parsed-pages-1"
+_PARSE_CACHE_FORMAT = "parsed-pages-2"  # 2: sealed by the pages' hashes
 
 
 def parse_pages(pages: Sequence[Page], **options) -> tuple[dict[str, list[Block]], list[tuple[str, str]]]:
@@ -235,29 +237,49 @@ def parse_pages(pages: Sequence[Page], **options) -> tuple[dict[str, list[Block]
     result is stored as JSON keyed by the pages' paths and HTML, the options, the parser
     libraries' versions and the source of every module in `PARSE_STACK`: any change parses again.
     A damaged or unreadable cache file costs one warning line and a fresh parse, never a result;
-    a run where the parser failed on a page is not kept.
+    a run where the parser failed on a page is not kept. Each entry holds the sha256 of every
+    page's text and a seal over those hashes, its own name and every block it stores: an entry
+    edited by hand (or by another user of a shared cache) no longer matches its seal and is parsed
+    again with one warning line, so the text it holds is never served.
     """
     check_parse_options(options)
     parts = [_PARSE_CACHE_FORMAT, code_digest(PARSE_STACK), bs4.__version__, lxml.etree.__version__,
              repr(sorted(options.items()))]
     parts += [text for page in pages for text in (page.path, page.html)]
     path = cache_path("parsed", "corpus", parts)
-    stored = _read_parsed(path)
+    hashes = {page.path: hashlib.sha256(page.html.encode("utf-8", "surrogatepass")).hexdigest()
+              for page in pages}
+    stored = _read_parsed(path, hashes)
     if stored is not None:
         return stored
     parsed, skipped = parse_corpus(pages, **options)
     if any(reason.startswith("parser failed") for _, reason in skipped):
         return parsed, skipped  # a failure may be this machine's (memory, recursion): try again next time
-    write_json(path, {"parsed": {doc: [[b.kind, b.text, list(b.heading_path), b.section_id, b.level]
-                                       for b in blocks] for doc, blocks in parsed.items()},
-                      "skipped": [list(pair) for pair in skipped]})
+    entry = {"pages": hashes, "parsed": {doc: [[b.kind, b.text, list(b.heading_path), b.section_id, b.level]
+                                               for b in blocks] for doc, blocks in parsed.items()},
+             "skipped": [list(pair) for pair in skipped]}
+    write_json(path, {**entry, "seal": _seal(path, entry)})
     return parsed, skipped
 
 
-def _read_parsed(path: Path) -> tuple[dict[str, list[Block]], list[tuple[str, str]]] | None:
-    """The stored parse, or None when there is none or it does not have the shape written."""
+def _seal(path: Path, entry: dict) -> str:
+    """The sha256 of an entry's name, its pages' hashes and everything it stores."""
+    body = json.dumps([path.name, entry.get("pages"), entry.get("parsed"), entry.get("skipped")],
+                      sort_keys=True)
+    return hashlib.sha256(body.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+_Parsed = tuple[dict[str, list[Block]], list[tuple[str, str]]]
+
+
+def _read_parsed(path: Path, hashes: dict[str, str]) -> _Parsed | None:
+    """The stored parse, or None when there is none, it does not have the shape written, or it
+    does not match its seal or these pages' hashes (one warning line: it is parsed again)."""
     data = read_json(path)
     if data is None:
+        return None
+    if not isinstance(data, dict) or data.get("pages") != hashes or data.get("seal") != _seal(path, data):
+        warn_once(path, "does not match the pages it was parsed from (edited or damaged): parsed again")
         return None
     try:
         parsed = {str(doc): [Block(kind=str(kind), text=str(text), heading_path=tuple(map(str, heading)),
