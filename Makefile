@@ -52,9 +52,9 @@ lint: setup
 unit: setup
 	$(PY) -m pytest tests -q
 
-## unit-fast: the unit tests that load no model and are not marked slow
+## unit-fast: the unit tests that load no model
 unit-fast: setup
-	$(PY) -m pytest tests -q -m "not model and not slow"
+	$(PY) -m pytest tests -q -m "not model"
 
 notebooks: setup
 	$(PY) -m pytest --nbval-lax --nbval-current-env -p no:cacheprovider notebooks/ -q

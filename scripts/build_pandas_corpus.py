@@ -11,7 +11,7 @@ data/pandas/LICENSE-pandas.txt from the package's copyright file.
 
 `--furniture` reports, per page and overall, the share of the visible text that is site furniture
 (navigation, sidebars, search box, in-page table of contents, footer): what the course parser
-removes by structure, and what `parse.drop_frequent_blocks` removes on top of that.
+removes by structure, and what `boilerplate.drop_frequent_blocks` removes on top of that.
 """
 from __future__ import annotations
 
@@ -103,14 +103,14 @@ def structural_share(html: str) -> tuple[int, int]:
 
 def furniture_report(folder: Path) -> None:
     """Print each page's furniture share (by structure, then by frequency), min/median/max, overall."""
+    from course_lib import settings
+    from course_lib.core import boilerplate, parse
     from course_lib.core import load as corpus
-    from course_lib.core import parse
-    from course_lib.core import pipeline as pipelines
 
     pages = corpus.load_pages(folder)
     totals = {p.path: structural_share(p.html) for p in pages}
     parsed, _ = parse.parse_corpus(pages, skip_stubs=False)
-    kept, removed = parse.drop_frequent_blocks(parsed, max_share=pipelines.MAX_SHARE)
+    kept, removed = boilerplate.drop_frequent_blocks(parsed, max_share=settings.BOILERPLATE_MAX_PAGE_SHARE)
     by_freq = {doc: sum(_chars(b.text) for b in blocks) - sum(_chars(b.text) for b in kept[doc])
                for doc, blocks in parsed.items()}
     shares, structural, frequency = [], 0, 0
@@ -125,7 +125,7 @@ def furniture_report(folder: Path) -> None:
     print(f"per page, by structure: min {min(shares):.1%}, median {statistics.median(shares):.1%}, "
           f"max {max(shares):.1%}")
     print(f"overall: {structural / visible:.1%} of {visible:,} visible characters removed by structure, "
-          f"{frequency / visible:.1%} more by frequency (max_share={pipelines.MAX_SHARE}; "
+          f"{frequency / visible:.1%} more by frequency (max_share={settings.BOILERPLATE_MAX_PAGE_SHARE}; "
           f"{len(removed)} distinct blocks)")
 
 

@@ -42,7 +42,7 @@ for name in ("torch", "sentence_transformers", "transformers", "numpy", "bs4", "
              "diskcache", "nbval", "jupyterlab", "course_lib.infra.models", "course_lib.extras.peers",
              "langchain_text_splitters", "unstructured", "docling_core", "trafilatura"):
     importlib.import_module(name)
-from course_lib import models
+from course_lib.infra import models
 
 vector = models.embed(["import check"], use_cache=False, progress=False)
 import torch
