@@ -189,6 +189,32 @@ def test_a_golden_draft_killed_while_writing_leaves_the_old_file_intact(tmp_path
     assert len(partial) == 1 and partial[0].startswith(".drafts.jsonl.")
 
 
+def test_a_second_writer_of_one_out_fails_at_once_and_nothing_is_lost(tmp_path, site):
+    import time
+
+    out, started = tmp_path / "drafts.jsonl", tmp_path / "started"
+    out.write_text("my own questions\n")
+    first = subprocess.Popen([sys.executable, "-c", STALLED_WRITE, str(started), "golden-draft", "--corpus",
+                              str(site), "--out", str(out), "--n", "3", "--force"],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 300
+        while not started.exists():  # the first writer holds the lock and is half-way through its write
+            assert first.poll() is None and time.monotonic() < deadline, "the first writer never reached the write"
+            time.sleep(0.05)
+        second = _draft(site, out, "--force")
+        fails(second, 7, rf"^error: another process is writing {re.escape(str(out))} — wait for it to finish")
+        assert second.stdout == "" and out.read_text() == "my own questions\n"
+        (tmp_path / "link.jsonl").symlink_to(out)  # the same file by another name is the same lock
+        fails(_draft(site, tmp_path / "link.jsonl", "--force"), 7, r"another process is writing .*link\.jsonl")
+    finally:
+        first.kill()
+        first.wait(timeout=60)
+    third = _draft(site, out, "--force")  # a killed writer's lock is released with it
+    assert third.returncode == 0, third.stderr
+    assert len(out.read_text().splitlines()) == 3 and not (tmp_path / ".drafts.jsonl.lock").exists()
+
+
 # --- the corpus ------------------------------------------------------------------------------
 
 def test_a_nonexistent_corpus(tmp_path):

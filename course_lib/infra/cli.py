@@ -16,7 +16,7 @@ says on stderr what a long stage is doing. Bad input gets one line on stderr,
 `error: <file>:<line>: <what> — <what to do>`, and an exit code per family: 2 usage, 3 corpus,
 4 golden file, 5 parser, 6 model, 7 output file, 130 interrupted; `--debug` adds the traceback.
 Whatever is printed passes through `safe_text.safe`: no terminal control sequence from a page,
-no password from a URL. `--out` files are written atomically (`files.atomic_write`).
+no password from a URL. `--out` files are locked and written atomically (`files`).
 """
 from __future__ import annotations
 
@@ -35,7 +35,7 @@ from course_lib.infra.errors import (
     OutputError,
     UsageError,
 )
-from course_lib.infra.files import atomic_write, check_out
+from course_lib.infra.files import atomic_write, claim_out
 from course_lib.infra.safe_text import safe
 from course_lib.infra.terminal import debug_logging, progress, say
 from course_lib.settings import FINAL_PIPELINE
@@ -195,7 +195,7 @@ def _evaluate(args: argparse.Namespace) -> int:
         from course_lib.core.load import CORPUS_DIR
 
         corpus_root = CORPUS_DIR
-    out = check_out(out, force=args.force, corpus=corpus_root, inputs=[golden])  # a symlink: its file
+    out = claim_out(out, force=args.force, corpus=corpus_root, inputs=[golden])  # locked; a symlink: its file
     loaded = _load(args)
     questions = _golden_questions(args, loaded, golden, None if args.split == "all" else args.split)
     retriever = _build(args.pipeline, loaded, model=args.model)
@@ -219,7 +219,7 @@ def _golden_draft(args: argparse.Namespace) -> int:
     from course_lib.core.pipeline import clean_corpus
     from course_lib.extras.golden_draft import draft_golden, write_drafts
 
-    args.out = check_out(args.out, force=args.force, corpus=args.corpus, inputs=[])
+    args.out = claim_out(args.out, force=args.force, corpus=args.corpus, inputs=[])  # locked
     loaded = _load(args)
     drafts = draft_golden(clean_corpus(loaded.pages)[0], n=args.n)
     try:

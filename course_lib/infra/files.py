@@ -13,10 +13,14 @@ shipped embeddings' checksum); `check_out` the one set of rules an `--out` path 
 before a command runs: it is a regular file or a new path (never a device, a FIFO or a folder,
 which a rename would replace: `/dev/null` turned into a plain file breaks a whole machine), and
 a symlink is followed to the regular file it names, which is written while the link is kept.
+`claim_out` adds a lock: of two commands writing one `--out`, the second fails at once ("another
+process is writing ...") instead of both reporting success while one result is lost.
 """
 from __future__ import annotations
 
+import atexit
 import errno
+import fcntl
 import hashlib
 import os
 import stat
@@ -176,3 +180,67 @@ def check_out(out: Path, *, force: bool, corpus: Path, inputs: list[Path]) -> Pa
     if not os.access(folder, os.W_OK):
         raise OutputError("its folder is not writable", path=out, hint="choose a folder you can write to")
     return real
+
+
+_held: dict[Path, int] = {}  # the --out files this process holds the lock of, and the lock's descriptor
+
+
+def _lock_path(real: Path) -> Path:
+    return real.with_name(f".{real.name}.lock")
+
+
+def _release_all() -> None:
+    """At exit: remove each lock file this process holds (if it is still ours), then let it go."""
+    for real, fd in list(_held.items()):
+        lock = _lock_path(real)
+        try:
+            if os.stat(lock, follow_symlinks=False).st_ino == os.fstat(fd).st_ino:
+                lock.unlink()
+        except OSError:
+            pass
+        os.close(fd)
+        del _held[real]
+
+
+atexit.register(_release_all)
+
+
+def _lock(out: Path, real: Path) -> None:
+    """Hold an exclusive lock on `.<name>.lock` next to `real` until this process ends (the
+    system drops it even after SIGKILL; a stale lock file is taken over). Raises OutputError at
+    once when another process holds it."""
+    if real in _held:
+        return
+    lock = _lock_path(real)
+    while True:
+        try:
+            fd = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o666)
+        except OSError as err:
+            raise OutputError(f"cannot create the lock file {lock.name} ({err.strerror or err})", path=out,
+                              hint="choose a folder you can write to") from err
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as err:
+            os.close(fd)
+            if err.errno not in (errno.EWOULDBLOCK, errno.EAGAIN):
+                raise OutputError(f"cannot lock {lock.name} ({err.strerror or err})", path=out,
+                                  hint="choose another --out") from err
+            raise OutputError(f"another process is writing {out}",
+                              hint="wait for it to finish, or choose another --out") from None
+        try:  # the holder before us may have removed the file between our open and our lock
+            same = os.stat(lock, follow_symlinks=False).st_ino == os.fstat(fd).st_ino
+        except FileNotFoundError:
+            same = False
+        if same:
+            _held[real] = fd
+            return
+        os.close(fd)
+
+
+def claim_out(out: Path, *, force: bool, corpus: Path, inputs: list[Path]) -> Path:
+    """`check_out`, then the lock on the file to write (held until this process ends), then
+    `check_out` again under the lock (a writer that finished meanwhile made the file exist).
+    Returns the path to write, like `check_out`."""
+    real = check_out(out, force=force, corpus=corpus, inputs=inputs)
+    _lock(out, real)
+    return check_out(out, force=force, corpus=corpus, inputs=inputs)
