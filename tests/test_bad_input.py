@@ -272,6 +272,20 @@ def test_a_file_name_that_is_not_utf8_does_not_crash(site):
     assert ".html: empty file" in result.stdout
 
 
+def test_golden_draft_leaves_out_a_page_whose_name_is_not_utf8_in_one_line(tmp_path, site):
+    page = (site / "library" / "datetime.html").read_text().replace("datetime", "cafetime")
+    with open(os.path.join(os.fsencode(site), b"caf\xe9.html"), "w", encoding="utf-8") as handle:
+        handle.write(page)  # quotable text of its own: it would be drafted from if it could be named
+    out = tmp_path / "drafts.jsonl"
+    result = _draft(site, out, "--n", "10")
+    assert result.returncode == 0 and "Traceback" not in result.stderr, result.stderr
+    assert result.stderr.splitlines() == ["golden-draft: left out 1 page(s) whose file name is not UTF-8, which a "
+                                          "golden file cannot name: caf\\xe9.html — rename them to UTF-8 to draft "
+                                          "from them"]
+    docs = {json.loads(line)["doc"] for line in out.read_text(encoding="utf-8").splitlines()}
+    assert docs == {"library/datetime.html", "flat.html"}  # the other pages: nothing lost
+
+
 def _cafe_golden(site, doc="cafe.html", evidence="Our Café serves coffee all day long"):
     return golden(site.parent, {"id": "c", "question": "What does the cafe serve?", "doc": doc, "section": "c",
                                 "evidence": evidence, "kind": "exact"}, name=f"{Path(doc).stem}.jsonl")

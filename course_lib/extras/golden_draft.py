@@ -14,6 +14,7 @@ question, and `validate-golden` checks the evidence, sections and kinds against 
 from __future__ import annotations
 
 import json
+import logging
 import random
 import re
 from collections import defaultdict
@@ -25,7 +26,10 @@ from course_lib import settings
 from course_lib.core.splitting import split_sentences
 from course_lib.evaluation.golden import evidence_problem, normalize
 from course_lib.infra.files import atomic_write
+from course_lib.infra.safe_text import safe
 from course_lib.records import Block
+
+log = logging.getLogger("course_lib.golden_draft")
 
 _CONTEXT_START = re.compile(r"^(Changed in version|Deprecated since|New in version|Note|Warning)\b",
                             re.IGNORECASE)
@@ -67,6 +71,26 @@ def guess_kind(block: Block, piece: str) -> str:
     return "exact" if _CODE_LIKE.search(piece) else "paraphrase"
 
 
+def _nameable(blocks: Mapping[str, Sequence[Block]]) -> dict[str, Sequence[Block]]:
+    """The pages a golden file (UTF-8 JSON) can name; one warning line names those it cannot: a
+    file name that is not UTF-8 (`caf\\xe9.html` from an old Latin-1 system) has no UTF-8 text."""
+    kept, left = {}, []
+    for doc, page in blocks.items():
+        try:
+            doc.encode("utf-8")
+        except UnicodeEncodeError:
+            left.append(doc)
+            continue
+        kept[doc] = page
+    if left:
+        names = ", ".join(safe(d.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace"),
+                               one_line=True) for d in left[:3])
+        log.warning("golden-draft: left out %d page(s) whose file name is not UTF-8, which a golden file "
+                    "cannot name: %s%s — rename them to UTF-8 to draft from them", len(left), names,
+                    ", ..." if len(left) > 3 else "")
+    return kept
+
+
 def candidates(blocks: Mapping[str, Sequence[Block]]) -> list[tuple[str, Block, str]]:
     """(page, block, piece) for every quotable piece found on exactly one page: the judge matches
     evidence on the gold page only, so a quote repeated across pages (shared docstrings,
@@ -97,7 +121,7 @@ def draft_golden(blocks: Mapping[str, Sequence[Block]], *, n: int = settings.GOL
         raise ValueError(f"n must be at least 1, not {n}")
     rng = random.Random(seed)  # noqa: S311 - a seeded, reproducible sample of drafts, not a secret
     by_kind: dict[str, dict[str, list]] = defaultdict(lambda: defaultdict(list))
-    for doc, block, piece in candidates(blocks):
+    for doc, block, piece in candidates(_nameable(blocks)):
         by_kind[guess_kind(block, piece)][doc].append((doc, block, piece))
     per_kind = []
     for kind in sorted(by_kind):
