@@ -215,6 +215,30 @@ def test_a_second_writer_of_one_out_fails_at_once_and_nothing_is_lost(tmp_path, 
     assert len(out.read_text().splitlines()) == 3 and not (tmp_path / ".drafts.jsonl.lock").exists()
 
 
+def test_sigterm_while_writing_is_one_line_and_leaves_no_partial_file(tmp_path, site):
+    import signal
+    import time
+
+    out, started = tmp_path / "drafts.jsonl", tmp_path / "started"
+    out.write_text("my own questions\n")
+    writer = subprocess.Popen([sys.executable, "-c", STALLED_WRITE, str(started), "golden-draft", "--corpus",
+                               str(site), "--out", str(out), "--n", "3", "--force"],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 300
+        while not started.exists():  # the new file is written, not yet renamed
+            assert writer.poll() is None and time.monotonic() < deadline, "the writer never reached the write"
+            time.sleep(0.05)
+        writer.send_signal(signal.SIGTERM)
+        _, stderr = writer.communicate(timeout=60)
+    finally:
+        writer.kill()
+    assert writer.returncode == 130 and "Traceback" not in stderr, stderr
+    assert stderr.splitlines() == ["error: interrupted — nothing was written"]
+    assert out.read_text() == "my own questions\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["cache", "drafts.jsonl", "site", "started"]
+
+
 # --- the corpus ------------------------------------------------------------------------------
 
 def test_a_nonexistent_corpus(tmp_path):

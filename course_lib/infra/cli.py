@@ -37,7 +37,7 @@ from course_lib.infra.errors import (
 )
 from course_lib.infra.files import atomic_write, claim_out
 from course_lib.infra.safe_text import safe
-from course_lib.infra.terminal import debug_logging, progress, say
+from course_lib.infra.terminal import debug_logging, progress, say, sigterm_as_interrupt
 from course_lib.settings import FINAL_PIPELINE
 
 _CANONICAL = re.compile(r"""<(?:link[^>]*rel=["']?canonical["']?[^>]*href|base[^>]*href)=["']?(https?://[^"'\s>]+)""",
@@ -378,7 +378,8 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     debug_logging(args.debug)
     try:
-        return args.func(args)
+        with sigterm_as_interrupt():  # a `kill` ends the command like Ctrl-C: one line, no temporary file
+            return args.func(args)
     except KeyboardInterrupt:
         if args.debug:
             raise

@@ -3,11 +3,14 @@
 Page text, file names and messages come from anywhere, so every line goes through
 `safe_text.safe` (no terminal control sequence, no password). A stage that takes long (parsing a
 25 MB page, chunking and embedding it) says so on stderr every so often instead of leaving a
-learner with minutes of silence; a quick one prints nothing.
+learner with minutes of silence; a quick one prints nothing. `sigterm_as_interrupt` makes a
+`kill` (a container stop, a CI timeout) end a command the way Ctrl-C does: one line, no
+temporary file left.
 """
 from __future__ import annotations
 
 import logging
+import signal
 import sys
 import threading
 import time
@@ -48,6 +51,25 @@ def progress(what: str, *, after_s: float | None = None, every_s: float | None =
     finally:
         done.set()
         thread.join()
+
+
+@contextmanager
+def sigterm_as_interrupt() -> Iterator[None]:
+    """Within the block, SIGTERM raises KeyboardInterrupt like Ctrl-C: an atomic write removes
+    its `.partial` file, an `--out` lock is let go, and the command line prints its one
+    "interrupted" line instead of dying silently. The previous handler is restored after; in a
+    thread other than the main one (where no handler can be set) the block runs unchanged."""
+    def interrupt(signum, frame) -> None:
+        raise KeyboardInterrupt
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGTERM, interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 class _SafeStderr(logging.Handler):
