@@ -1,6 +1,7 @@
 """Tests of judging and metrics on hand-made chunks; every expected number is worked by hand."""
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 
@@ -13,7 +14,18 @@ from course_lib.core.tokens import WordCounter
 from course_lib.evaluation.budget import budget_context, budget_values, recall_within_budget
 from course_lib.evaluation.compare import holm_adjust, paired_comparison
 from course_lib.evaluation.golden import Place, Question, normalize
-from course_lib.evaluation.judging import is_relevant, is_relevant_by_section, unreachable
+from course_lib.evaluation.judging import (
+    EVIDENCE,
+    JUDGES,
+    QUOTE,
+    SECTION,
+    answer_units,
+    is_relevant,
+    is_relevant_by_quote,
+    is_relevant_by_section,
+    judge_rule,
+    unreachable,
+)
 from course_lib.evaluation.metrics import (
     bootstrap_ci,
     by_kind,
@@ -503,3 +515,45 @@ def test_holm_adjust_treats_a_whole_table_as_one_family_and_names_it():
     assert holm_adjust(table, family="lesson 06's table")[1].family_name == "lesson 06's table"
     with pytest.raises(ValueError, match="different rules"):
         holm_adjust([table[0], paired_comparison(rejudge(a, "section"), rejudge(b, "section"))])
+
+
+# --- answer units and markup ------------------------------------------------------------------
+
+Q_UNIT = Question("qu", "Which directive gives the day of the month?", DT, "format-codes",
+                  "Day of the month as a zero-padded decimal number.", "table", "dev", fragments=("%d",))
+
+
+def test_a_chunk_that_lost_the_rows_key_does_not_answer():
+    # The description without `%d` does not say which directive to use: the quote alone credited it.
+    description_only = Chunk("d1", DT, "Day of the month as a zero-padded decimal number.")
+    whole_row = Chunk("d2", DT, "Directive: %d | Meaning: Day of the month as a zero-padded decimal number.")
+    assert not is_relevant(description_only, Q_UNIT) and is_relevant(whole_row, Q_UNIT)
+    assert is_relevant_by_quote(description_only, Q_UNIT) and is_relevant_by_quote(whole_row, Q_UNIT)
+    assert unreachable([Q_UNIT], [description_only]) == [Q_UNIT]
+
+
+def test_an_also_place_needs_its_own_fragments():
+    pooled = dataclasses.replace(Q_UNIT, also=(Place("other.html", "day of month, padded", ("%d",)),))
+    assert not is_relevant(Chunk("o1", "other.html", "day of month, padded"), pooled)
+    assert is_relevant(Chunk("o2", "other.html", "%d: day of month, padded"), pooled)
+    assert answer_units(pooled) == [(DT, ("Day of the month as a zero-padded decimal number.", "%d")),
+                                    ("other.html", ("day of month, padded", "%d"))]
+
+
+@pytest.mark.parametrize("markdown", [
+    "| `%d` | Day of the month as a **zero-padded** decimal number. |",   # docling's table row
+    "[%d](https://docs.python.org/x.html#d) Day of the *month* as a zero\\-padded decimal number.",
+    "__%d__ Day of the month as a zero-padded `decimal` number.",
+])
+def test_markdown_a_library_adds_is_not_a_miss(markdown):
+    assert is_relevant(Chunk("m", DT, markdown), Q_UNIT)
+
+
+def test_markup_folding_never_joins_other_words():
+    assert not is_relevant(Chunk("m", DT, "| %d | Day of the week |"), Q_UNIT)
+    assert normalize("[text](https://x.org/a_b)") == normalize("text")
+    assert normalize(r"a\_b \| c") == normalize("a_b c")
+
+
+def test_the_quote_rule_is_a_sensitivity_judge():
+    assert judge_rule(QUOTE) is is_relevant_by_quote and set(JUDGES) == {EVIDENCE, QUOTE, SECTION}

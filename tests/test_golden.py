@@ -264,3 +264,39 @@ def test_a_drafted_line_with_an_empty_question_is_invalid(tmp_path):
     path.write_text(line)
     with pytest.raises(GoldenError, match="question is empty"):
         load_golden(path)
+
+
+# --- answer units: fragments -------------------------------------------------------------------
+
+def test_fragments_are_read_for_the_gold_place_and_each_also_place(tmp_path):
+    line = {**GOOD, "fragments": ["%d"],
+            "also": [{"doc": "library/datetime.html", "evidence": "Weekday as locale’s abbreviated name.",
+                      "fragments": ["%a"]}]}
+    path = write_golden(tmp_path, line)
+    assert validate_golden(path, CORPUS) == []
+    (q,) = load_golden(path)
+    assert q.unit == ("Day of the month as a zero-padded decimal number.", "%d")
+    assert q.also[0].unit == ("Weekday as locale’s abbreviated name.", "%a")
+
+
+@pytest.mark.parametrize("bad, message", [
+    ({**GOOD, "fragments": ["%Q"]}, "fragment '%Q' not found in section 'format-codes'"),
+    ({**GOOD, "fragments": ["%a"]},   # on the page, but in another row: not this answer's unit
+     "fragments are not in the quote's block or table row in section 'format-codes'"),
+    ({**GOOD, "fragments": "%d"}, "field 'fragments' must be a list of non-empty strings"),
+    ({**GOOD, "fragments": [""]}, "field 'fragments' must be a list of non-empty strings"),
+    ({**GOOD, "fragmets": ["%d"]}, "unknown field 'fragmets'"),
+    ({**GOOD, "also": [{"doc": "library/datetime.html", "evidence": "Weekday as locale’s abbreviated name.",
+                        "fragments": ["%d"]}]},
+     "also: fragments are not in the quote's block or table row in library/datetime.html"),
+])
+def test_validate_refuses_a_fragment_outside_its_answer_unit(tmp_path, bad, message):
+    errors = validate_golden(write_golden(tmp_path, bad), CORPUS)
+    assert len(errors) == 1 and errors[0].startswith(f"golden.jsonl:1: {message}"), errors
+
+
+def test_an_unanswerable_question_has_no_fragments(tmp_path):
+    line = {**GOOD, "kind": "unanswerable", "doc": None, "section": None, "evidence": None,
+            "fragments": ["%d"]}
+    with pytest.raises(GoldenError, match="no 'also' or 'fragments'"):
+        load_golden(write_golden(tmp_path, line))

@@ -1,8 +1,10 @@
 """The golden set: questions with a known answer location, read from one JSON object per line.
 
 A golden question names the page, the section and a short verbatim evidence quote that answers
-it, and optionally `also`: further places (page and quote) that answer it in other words, found
-by pooling every system's top results (data/golden/README.md). Every lesson judges retrieval
+it, optionally `fragments`: further pieces of the same answer unit that a reader also needs (the
+key cell of the table row whose other cell is the quote; the other lines of the code that answers),
+and optionally `also`: further places (page, quote and fragments) that answer it in other words,
+found by pooling every system's top results (data/golden/README.md). Every lesson judges retrieval
 against these same questions. `normalize` is the one canonical form in which quotes are both
 validated and judged; `golden_checks` validates a file against its corpus.
 """
@@ -21,6 +23,8 @@ KINDS = ("paraphrase", "exact", "table", "code", "context", "unanswerable")
 SPLITS = ("dev", "test")
 MIN_EVIDENCE_WORDS, MAX_EVIDENCE_WORDS = 4, 20
 MAX_EVIDENCE_CHARS = 400  # a 20-word quote is never longer; a huge "word" is a paste error
+_OPTIONAL = ("split", "also", "fragments")
+_PLACE_FIELDS = ("doc", "evidence", "fragments")
 _REQUIRED = {"id": str, "question": str, "doc": (str, type(None)),
              "section": (str, type(None)), "evidence": (str, type(None)), "kind": str}
 _WHITESPACE = re.compile(r"\s+")
@@ -28,10 +32,17 @@ _WHITESPACE = re.compile(r"\s+")
 
 @dataclass(frozen=True)
 class Place:
-    """A further place that answers a question: a page and a verbatim quote on it (`also`)."""
+    """A further place that answers a question: a page, a verbatim quote on it and the further
+    fragments of the same answer unit (`also`)."""
 
     doc: str
     evidence: str
+    fragments: tuple[str, ...] = ()
+
+    @property
+    def unit(self) -> tuple[str, ...]:
+        """Every piece a chunk must hold to answer from this place: the quote, then its fragments."""
+        return (self.evidence, *self.fragments)
 
 
 @dataclass(frozen=True)
@@ -41,7 +52,10 @@ class Question:
     `doc` is the page path relative to the corpus root, `section` the `id` of the innermost
     section or heading that contains the answer, `evidence` a verbatim quote of 4-20 words.
     All three are None for an unanswerable question, which the corpus does not answer at all.
-    `also` lists further places that answer it, each credited by the same evidence rule.
+    `fragments` are the further pieces of the answer unit (a table row's key cell, the other lines
+    of the answering code): a chunk answers only when it holds the quote AND every fragment, so a
+    chunk that kept a description but lost the name the question asks for is not an answer.
+    `also` lists further places that answer it, each credited by the same rule.
     """
 
     id: str
@@ -52,6 +66,12 @@ class Question:
     kind: str
     split: str | None = None
     also: tuple[Place, ...] = ()
+    fragments: tuple[str, ...] = ()
+
+    @property
+    def unit(self) -> tuple[str, ...]:
+        """Every piece a chunk must hold to answer from the gold place: the quote, then its fragments."""
+        return () if self.evidence is None else (self.evidence, *self.fragments)
 
     @property
     def answerable(self) -> bool:
@@ -69,18 +89,36 @@ _TYPOGRAPHIC = str.maketrans({
 })
 
 
+# Markup a library adds around the same words (Markdown from peers, escapes), folded on both
+# sides: `[text](url)` -> text, `\\_` -> `_`, then backticks, `*`, `__` and table pipes dropped.
+_LINK = re.compile(r"!?\[([^\]]*)\]\([^)\s]*\)")
+_ESCAPED = re.compile(r"\\([\\`*_{}\[\]()#+\-.!|<>])")
+_MARKUP = re.compile(r"\*|__|`|\|")
+
+
+def strip_markup(text: str) -> str:
+    """The text without the markup a library adds: links to their text, backslash escapes, then
+    backticks, emphasis (`*`, `**`, `__`) and table pipes dropped.
+
+    Applied to quotes and chunks alike (inside `normalize`), so it can only make the same words
+    match: docling's `` `read_csv` `` and the page's read_csv are one answer, not a miss."""
+    return _MARKUP.sub("", _LINK.sub(r"\1", _ESCAPED.sub(r"\1", text)))
+
+
 def normalize(text: str) -> str:
     """Return the one canonical form used both to validate evidence and to judge chunks.
 
-    It unescapes HTML entities, applies Unicode NFKC (so a no-break space or a ligature reads as
-    its plain form), case-folds, folds typographic quotes, apostrophes, dashes, the minus sign
-    and the ellipsis to ASCII, drops the Sphinx pilcrow "¶" and removes ALL whitespace.
+    It unescapes HTML entities, folds Markdown markup (`strip_markup`), applies Unicode NFKC (so a
+    no-break space or a ligature reads as its plain form), case-folds, folds typographic quotes,
+    apostrophes, dashes, the minus sign and the ellipsis to ASCII, drops the Sphinx pilcrow "¶"
+    and removes ALL whitespace.
     Removing whitespace means that text a naive regex stripper spaced differently ("os . path"
     against "os.path", a cell break against a space) still matches its quote; folding quotes
     means a chunker that writes straight quotes where the page has curly ones is not penalised:
-    the judge measures whether the right text was retrieved, not how it was formatted.
+    the judge measures whether the right text was retrieved, not how it was formatted. Markup is
+    folded for the same reason, for every system alike.
     """
-    text = unicodedata.normalize("NFKC", html.unescape(text)).casefold().translate(_TYPOGRAPHIC)
+    text = unicodedata.normalize("NFKC", strip_markup(html.unescape(text))).casefold().translate(_TYPOGRAPHIC)
     return _WHITESPACE.sub("", text.replace("¶", ""))
 
 
@@ -97,26 +135,48 @@ def _parse_record(line: str) -> Question:
             raise ValueError(f"missing field '{name}'")
         if not isinstance(record[name], types):
             raise ValueError(f"field '{name}' has the wrong type ({type(record[name]).__name__})")
+    unknown = sorted(set(record) - set(_REQUIRED) - set(_OPTIONAL))
+    if unknown:
+        # A misspelled "fragmets" would otherwise judge a table question by its quote alone.
+        raise ValueError(f"unknown field '{unknown[0]}' (known: {', '.join([*_REQUIRED, *_OPTIONAL])})")
     if record["kind"] not in KINDS:
         raise ValueError(f"kind '{record['kind']}' is not one of {', '.join(KINDS)}")
     split = record.get("split")
     if split is not None and split not in SPLITS:
         raise ValueError(f"split '{split}' is not one of {', '.join(SPLITS)}")
     return Question(**{name: record[name] for name in _REQUIRED}, split=split,
-                    also=_parse_also(record.get("also", [])))
+                    also=_parse_also(record.get("also", [])),
+                    fragments=_parse_fragments(record.get("fragments", []), "fragments"))
+
+
+def _parse_fragments(value: object, field: str) -> tuple[str, ...]:
+    """An optional list of non-empty strings: the further pieces of an answer unit."""
+    if not (isinstance(value, list) and all(isinstance(f, str) and f.strip() for f in value)):
+        raise ValueError(f"field '{field}' must be a list of non-empty strings")
+    return tuple(value)
 
 
 def _parse_also(value: object) -> tuple[Place, ...]:
-    """The optional `also` field: a list of {"doc": str, "evidence": str} objects."""
+    """The optional `also` field: a list of {"doc": str, "evidence": str[, "fragments": [str]]}."""
     if not isinstance(value, list):
         raise ValueError("field 'also' must be a list of {\"doc\", \"evidence\"} objects")
     places = []
     for item in value:
-        if not (isinstance(item, dict) and set(item) == {"doc", "evidence"}
+        if not (isinstance(item, dict) and {"doc", "evidence"} <= set(item) <= {*_PLACE_FIELDS}
                 and all(isinstance(item[k], str) for k in ("doc", "evidence"))):
-            raise ValueError("each 'also' entry must be {\"doc\": str, \"evidence\": str}")
-        places.append(Place(item["doc"], item["evidence"]))
+            raise ValueError("each 'also' entry must be {\"doc\": str, \"evidence\": str} "
+                             "with optional \"fragments\": [str]")
+        places.append(Place(item["doc"], item["evidence"],
+                            _parse_fragments(item.get("fragments", []), "also: fragments")))
     return tuple(places)
+
+
+def fragment_problem(fragment: str) -> str | None:
+    """Why a fragment cannot be part of an answer unit (too long or too many words), or None.
+    A fragment may be one word: a table row's key cell is often just `%j` or `std`."""
+    if len(fragment) > MAX_EVIDENCE_CHARS or len(fragment.split()) > MAX_EVIDENCE_WORDS:
+        return f"fragment has more than {MAX_EVIDENCE_WORDS} words or {MAX_EVIDENCE_CHARS} characters"
+    return None
 
 
 def evidence_problem(evidence: str) -> str | None:
@@ -136,12 +196,15 @@ def _check_question(q: Question) -> list[str]:
         return ["the question is empty — write the question a user would ask (golden-draft leaves it blank)"]
     located = (q.doc, q.section, q.evidence)
     if q.kind == "unanswerable":
-        return [] if located == (None, None, None) and not q.also else [
-            "an unanswerable question must have doc, section and evidence all null, and no 'also'"]
+        return [] if located == (None, None, None) and not q.also and not q.fragments else [
+            "an unanswerable question must have doc, section and evidence all null, "
+            "and no 'also' or 'fragments'"]
     if None in located:
         return [f"a '{q.kind}' question needs doc, section and evidence (none may be null)"]
-    problems = [evidence_problem(q.evidence)] + [evidence_problem(p.evidence) for p in q.also]
-    return [f"also: {p}" if i else p for i, p in enumerate(problems) if p]
+    problems = [evidence_problem(q.evidence)] + [fragment_problem(f) for f in q.fragments]
+    also = [problem for p in q.also
+            for problem in (evidence_problem(p.evidence), *map(fragment_problem, p.fragments))]
+    return [p for p in problems if p] + [f"also: {p}" for p in also if p]
 
 
 def _read_text(path: Path) -> str:

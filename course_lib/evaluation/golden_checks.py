@@ -6,7 +6,9 @@ and fields, a 4-20 word quote, a page inside the corpus, the section id on that 
 quote in that section's VISIBLE text (what a reader of the rendered page sees: scripts and styles
 removed) inside ONE block: one paragraph, list item, table cell, definition term, definition,
 heading or code block, never across two. A quote inside one block can be kept whole by any
-chunker that respects blocks, so the judge measures retrieval rather than formatting. Each
+chunker that respects blocks, so the judge measures retrieval rather than formatting. The
+question's `fragments` (the rest of its answer unit) must each be on the page too, all within the
+quote's block or the quote's table row (`<tr>`: a key cell beside the answering cell). Each
 `also` place is checked the same way on its own page (no section needed).
 """
 from __future__ import annotations
@@ -115,6 +117,36 @@ def quote_problem(quote: str, nodes, where: str) -> str | None:
     return None
 
 
+def unit_texts(nodes) -> list[str]:
+    """Normalised text of every unit an answer may span: each block (`block_texts`) and each table
+    row, whose cells together are one answer (the key and the value)."""
+    rows = [normalize(tr.get_text(" ")) for node in nodes if isinstance(node, Tag)
+            for tr in ([node] if node.name == "tr" else node.find_all("tr"))]
+    return block_texts(nodes) + rows
+
+
+def fragments_problem(quote: str, fragments, nodes, where: str) -> str | None:
+    """Why a quote's fragments do not complete its answer unit within these nodes (a fragment not
+    on the page, or not in the quote's block or table row), or None."""
+    if not fragments:
+        return None
+    text = normalize(" ".join(_text_of(node) for node in nodes))
+    for fragment in fragments:
+        if normalize(fragment) not in text:
+            return f"fragment {fragment!r} not found in {where}"
+    wanted = [normalize(piece) for piece in (quote, *fragments)]
+    if not any(all(piece in unit for piece in wanted) for unit in unit_texts(nodes)):
+        return (f"fragments are not in the quote's block or table row in {where} — an answer unit "
+                f"is one paragraph, item, code block or row")
+    return None
+
+
+def unit_problem(unit, nodes, where: str) -> str | None:
+    """Why an answer unit (quote, then fragments) is not evidence within these nodes, or None."""
+    quote, *fragments = unit
+    return quote_problem(quote, nodes, where) or fragments_problem(quote, fragments, nodes, where)
+
+
 def in_gold_block(soup: BeautifulSoup, gold_quote: str, quote: str) -> bool:
     """True when `quote` lies inside a block of the page that holds the gold quote: the gold
     answer itself (or a piece of it), not another place that answers."""
@@ -138,12 +170,12 @@ def _check_in_corpus(q: Question, corpus_dir: Path, soups: dict, pages: dict[str
     nodes = section_nodes(soup, q.section)
     if nodes is None:
         return [f"no element with id '{q.section}' in {q.doc}"]
-    problems = [quote_problem(q.evidence, nodes, f"section '{q.section}' of {q.doc}")]
+    problems = [unit_problem(q.unit, nodes, f"section '{q.section}' of {q.doc}")]
     for place in q.also:
         doc = place.doc  # already inside the corpus: _with_corpus_paths checked it
         other = _page(doc, corpus_dir, soups, pages)
         problem = (f"doc '{place.doc}' not found under {corpus_dir}" if other is None else
-                   quote_problem(place.evidence, [other], doc))
+                   unit_problem(place.unit, [other], doc))
         problems.append(problem and f"also: {problem}")
     return [p for p in problems if p]
 

@@ -23,7 +23,7 @@ from tqdm import tqdm
 from course_lib.core.retrieve import Retriever, rank_hits
 from course_lib.evaluation.budget import budget_values
 from course_lib.evaluation.golden import KINDS, Question
-from course_lib.evaluation.judging import EVIDENCE, JUDGES, SECTION, judge_rule
+from course_lib.evaluation.judging import EVIDENCE, JUDGES, QUOTE, SECTION, judge_rule
 from course_lib.evaluation.results import QuestionResult, RunResult, mean_or_nan
 from course_lib.evaluation.stats import mean_interval, wilson_interval
 from course_lib.records import Chunk, Hit
@@ -173,12 +173,14 @@ HEADLINE_METRICS = (*(f"recall@{cutoff}" for cutoff in EVAL_CUTOFFS), "mrr")
 
 def sensitivity(runs: Sequence[RunResult] | Mapping[str, Retriever],
                 questions: Sequence[Question] | None = None, *, progress: bool = False) -> list[dict]:
-    """Each pipeline's recall@5, recall@20 and MRR under the judge and under section credit.
+    """Each pipeline's recall@5, recall@20 and MRR under the judge (the whole answer unit), under
+    the quote alone and under section credit.
 
     Pass finished runs (re-judged, no search) or a {name: retriever} mapping with the
-    questions. One row per pipeline: {"pipeline", "evidence": {metric: value},
-    "section": {...}, "shift": {...}}; the shift is what section credit adds. For lesson 02's
-    one-time table only: the two columns are never compared with each other as pipelines.
+    questions. One row per pipeline: {"pipeline", "evidence": {metric: value}, "quote": {...},
+    "section": {...}, "shift": {...}, "quote_shift": {...}}; `shift` is what section credit adds,
+    `quote_shift` what dropping the fragments adds. For lesson 02's one-time table only: the
+    columns are never compared with each other as pipelines.
     """
     if isinstance(runs, Mapping):
         if questions is None:
@@ -189,6 +191,8 @@ def sensitivity(runs: Sequence[RunResult] | Mapping[str, Retriever],
         judged = {judge: rejudge(run, judge) for judge in JUDGES}
         values = {judge: {**{f"recall@{k}": r.recall_at(k) for k in EVAL_CUTOFFS}, "mrr": r.mrr}
                   for judge, r in judged.items()}
-        shift = {m: values[SECTION][m] - values[EVIDENCE][m] for m in HEADLINE_METRICS}
-        rows.append({"pipeline": run.name, "n": len(run.answerable), **values, "shift": shift})
+        shift, quote_shift = ({m: values[rule][m] - values[EVIDENCE][m] for m in HEADLINE_METRICS}
+                              for rule in (SECTION, QUOTE))
+        rows.append({"pipeline": run.name, "n": len(run.answerable), **values, "shift": shift,
+                     "quote_shift": quote_shift})
     return rows

@@ -12,8 +12,8 @@ block, no script), so it renders the same in JupyterLab and in GitHub's notebook
 blocks (`<pre>`) and table rows (`<tr>`) of the page's visible HTML, whole in one chunk, split
 across chunks, or damaged (a line or cell in no chunk at all); the words of the page's content
 (the text the course's parser keeps) that no chunk carries; and the chunks past the window. Text
-is compared as the judge compares it (`golden.normalize`), after `strip_markup`, so markdown a
-library adds is not counted as loss; the judge itself never strips anything.
+is compared as the judge compares it (`golden.normalize`, which folds the markdown a library adds),
+so reformatted text is not counted as loss.
 """
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from IPython.display import HTML
 
 from course_lib import settings
-from course_lib.evaluation.golden import normalize
+from course_lib.evaluation.golden import normalize, strip_markup
 from course_lib.records import Chunk, Page
 
 SHADES = ("#dbeafe", "#fef3c7")  # alternating chunk backgrounds (blue, amber): colour-blind safe
@@ -128,21 +128,7 @@ def side_by_side(columns: Mapping[str, Sequence[Chunk | str]], *, limit: int | N
 
 # --- what a chunker loses ---------------------------------------------------------------------
 
-_LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
-_EMPHASIS = re.compile(r"\*\*|__|`")
-_ESCAPED = re.compile(r"\\([\\`*_{}\[\]()#+\-.!|<>])")
 _WORD = re.compile(r"\w+")
-
-
-def strip_markup(text: str) -> str:
-    """The text without the markdown a library adds: links to their text, backticks, `**`/`__`,
-    backslash escapes (`\\|`, `\\_`). For telling text lost from text reformatted; never the judge."""
-    return _EMPHASIS.sub("", _LINK.sub(r"\1", _ESCAPED.sub(r"\1", text)))
-
-
-def flat(text: str) -> str:
-    """Text as the loss counts compare it: markup stripped, then the judge's `normalize`."""
-    return normalize(strip_markup(text))
 
 
 def words(text: str) -> Counter:
@@ -168,10 +154,10 @@ def page_parts(page: Page, content: str) -> PageParts:
     from course_lib.evaluation.golden_checks import visible_soup
 
     soup = visible_soup(page.html)
-    code = [tuple(f for line in pre.get_text().splitlines() if (f := flat(line)))
+    code = [tuple(f for line in pre.get_text().splitlines() if (f := normalize(line)))
             for pre in soup.find_all("pre")]
-    rows = [tuple(f for cell in tr.find_all(["td", "th"], recursive=False) if (f := flat(cell.get_text(" "))))
-            for tr in soup.find_all("tr")]
+    rows = [tuple(f for cell in tr.find_all(["td", "th"], recursive=False)
+                  if (f := normalize(cell.get_text(" ")))) for tr in soup.find_all("tr")]
     return PageParts(tuple(c for c in code if c), tuple(r for r in rows if r), words(content))
 
 
@@ -222,7 +208,7 @@ def what_chunks_keep(parts: Mapping[str, PageParts], chunks: Sequence[Chunk], *,
     bodies: dict[str, list[str]] = defaultdict(list)
     carried: dict[str, Counter] = defaultdict(Counter)
     for chunk in chunks:
-        bodies[chunk.doc].append(flat(chunk.body))
+        bodies[chunk.doc].append(normalize(chunk.body))
         carried[chunk.doc].update(words(chunk.body))
     totals = Counter()
     for doc, page in parts.items():
