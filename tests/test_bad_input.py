@@ -534,6 +534,23 @@ def test_a_database_url_is_never_echoed_with_its_password(tmp_path, site):
     assert "S3cretPass" not in debug.stdout + debug.stderr and "alice:***@db.example" in debug.stderr
 
 
+def test_a_password_with_an_unencoded_at_sign_shows_neither_part(site):
+    url = "postgresql://alice:Head@Tail@db.example:5432/course"
+    for result, code, pattern in (
+            (run("ask", "What is x?", "--corpus", site, "--pipeline", url), 2,
+             r"unknown pipeline 'postgresql://alice:\*\*\*@db\.example:5432/course' — use one of"),
+            (run("ask", "What is x?", "--corpus", url), 3,
+             r"^error: postgresql:/alice:\*\*\*@db\.example:5432/course: no such folder")):
+        fails(result, code, pattern)
+        assert "Head" not in result.stdout + result.stderr and "Tail" not in result.stdout + result.stderr
+    debug = run("ask", "What is x?", "--corpus", site, "--pipeline", url, "--debug")
+    assert debug.returncode == 2 and "Traceback" in debug.stderr
+    assert "Head" not in debug.stdout + debug.stderr and "Tail" not in debug.stdout + debug.stderr
+    from course_lib.extras.postgres_server import DatabaseURL
+
+    assert repr(DatabaseURL(url)) == "'postgresql://alice:***@db.example:5432/course'"
+
+
 def test_a_database_url_in_a_notebook_or_an_error_shows_no_password(tmp_path):
     cell = textwrap.dedent("""
         from course_lib.extras.postgres_server import connect, embedded_server

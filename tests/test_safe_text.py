@@ -20,6 +20,8 @@ def test_without_controls_removes_c0_c1_and_del_but_not_html_white_space():
      "no server at postgresql://alice:***@db.example:5432/course (refused)"),
     ("postgresql:/alice:S3cretPass@db.example/course: no such folder",  # a URL passed as a path
      "postgresql:/alice:***@db.example/course: no such folder"),
+    ("postgresql://alice:S3cret@Pass@db.example/course", "postgresql://alice:***@db.example/course"),
+    ("at postgresql://alice:S3cret@P/a@ss@db:5/c, then x", "at postgresql://alice:***@db:5/c, then x"),
     ("host=db user=alice password=S3cretPass dbname=x", "host=db user=alice password=*** dbname=x"),
     ("password='S3cret Pass' host=db", "password=*** host=db"),
     ("postgresql://alice@db/course and https://example.org:8080/docs", None),  # nothing to hide

@@ -13,10 +13,12 @@ import re
 # C0 controls but tab and newline, DEL, and the C1 controls (U+0080-U+009F): a terminal acts on them.
 _CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 _CONTROLS_AND_NEWLINES = re.compile(r"[\x00-\x08\x0a-\x1f\x7f-\x9f]")
-# `scheme://user:password@`: the password runs to the next `@` (a `/` in it is hidden too: a
-# port and path mistaken for a password cost a few characters of a message, a password cannot).
-# One slash is enough: a URL passed as a path (`--corpus`) comes back as `postgresql:/alice:...`.
-_URL_PASSWORD = re.compile(r"(?P<head>\b[A-Za-z][A-Za-z0-9+.-]*:/+[^\s:/@]*:)[^\s@]*@")
+# `scheme://user:password@`: the password runs to the LAST `@` before white space, as a URL
+# parser reads a password with an unencoded `@` (`p@ss`: neither `p` nor `ss` may show); a `/`
+# in it is hidden too: a port and path mistaken for a password cost a few characters of a
+# message, a password cannot. One slash is enough: a URL passed as a path (`--corpus`) comes
+# back as `postgresql:/alice:...`.
+_URL_PASSWORD = re.compile(r"(?P<head>\b[A-Za-z][A-Za-z0-9+.-]*:/+[^\s:/@]*:)\S*@")
 # libpq's key=value form: `host=db password=secret` or `password='two words'`.
 _KEYWORD_PASSWORD = re.compile(r"(?P<head>\bpassword\s*=\s*)(?:'(?:[^'\\]|\\.)*'|\S+)", re.I)
 HIDDEN = "***"
