@@ -328,6 +328,16 @@ def test_a_mostly_utf8_page_with_a_few_bad_bytes_stays_utf8_and_is_reported(site
     assert "repaired cafe.html: 3 undecodable bytes (UTF-8) replaced" in result.stdout.splitlines()
 
 
+def test_an_undeclared_page_with_one_utf8_letter_and_seven_stray_bytes_is_utf8_not_mojibake(site):
+    # No charset declared: one "é" (two bytes) is the only evidence against seven stray bytes.
+    page = CAFE_PAGE.replace('<meta charset="utf-8">', "").encode()
+    (site / "cafe.html").write_bytes(page.replace(b"the week", b"the \x80\x82\x83 \xff\xfe\xfd\xfc week"))
+    result = run("validate-golden", _cafe_golden(site), "--corpus", site)  # the evidence holds "Café"
+    assert result.returncode == 0 and "Traceback" not in result.stderr, result.stdout + result.stderr
+    assert "repaired cafe.html: 7 undecodable bytes (UTF-8) replaced" in result.stdout.splitlines()
+    assert "0 errors" in result.stdout.splitlines()[-1]
+
+
 def test_a_page_is_never_skipped_for_a_charset_that_does_not_fit_it(site):
     (site / "bom.html").write_bytes(b"\xef\xbb\xbf" + CAFE_PAGE.encode().replace(b"the week", b"the \xff week"))
     utf16 = CAFE_PAGE.replace('charset="utf-8"', 'charset="utf-16"').replace("Café", "Cafe")

@@ -288,9 +288,9 @@ _BOMS = ((b"\xef\xbb\xbf", "utf-8"), (b"\xff\xfe", "utf-16-le"), (b"\xfe\xff", "
 # ASCII, so it cannot be true, and browsers ignore it (they read UTF-16 only with a BOM).
 _AS_CP1252 = {"iso-8859-1", "latin-1", "latin1", "ascii", "us-ascii"}
 _NOT_IN_META = ("utf-16", "utf-32", "utf_16", "utf_32", "ucs-2", "ucs2")
-# Legacy text (cp1252, cp1251) forms a valid UTF-8 sequence by chance for well under one in
-# twenty of its non-ASCII bytes; a UTF-8 page with a few stray bytes has many valid ones.
-UTF8_EVIDENCE = 4
+# Legacy text (cp1252) forms a valid UTF-8 sequence by chance for well under 1 in 20 of its high
+# bytes; when unsure, UTF-8 errs loudly (bad bytes are reported as repaired), cp1252 silently (Ã©).
+UTF8_EVIDENCE = 10
 
 
 def _declared(raw: bytes) -> str | None:
