@@ -53,6 +53,12 @@ N_RESAMPLES = 10_000  # bootstrap and permutation resamples for continuous metri
 RESAMPLE_BLOCK = 2_000_000  # values held at once while resampling: memory stays flat as a golden file grows
 EQUIVALENCE_MARGIN = 0.05  # lesson 02: "no difference" means shown within +-0.05 by two one-sided tests
 POWER = 0.8  # lesson 02: the power at which a split's minimum detectable difference is computed
+FAMILY_SIZE = 1  # lesson 02: a comparison judged alone; a table's power figure passes its Holm family's size
+POWER_RECALL = 0.8  # lesson 02: the recall@5 both runs share when the power of "equivalent" is computed
+POWER_DRAWS = 2000  # lesson 02: simulated paired tables behind an equivalence power (standard error <= 0.011)
+PRIMARY_METRICS = ("recall@5", "mrr")  # lesson 02: the primary family's metrics; a table of comparisons on
+#                                        any other metric (recall@20, budget ratios, latency) is a
+#                                        secondary family, Holm-corrected on its own and printed as such
 SEED = 0  # every random draw (resamples, samples) is repeatable
 DISPLAY_DIGITS = 3  # figures in tables and verdicts: three decimals (one question in 200 is 0.005)
 GOLDEN_DRAFT_SIZE = 40  # lesson 10: quotes `golden-draft` proposes for a new site

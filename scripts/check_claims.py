@@ -18,6 +18,16 @@ verdict and are not read. Sentences about the sources are exempt: a blockquote l
 or a line saying "the production write-up says" / "the chunking lesson says". Code spans and
 fenced code inside Markdown are not prose and are skipped. Exit status 1 when anything is
 flagged; `--count` prints the number of flags per notebook and exits 0.
+
+With `--intervals` it also reads what code cells PRINTED (text/html, text/markdown, text/plain,
+streams) and flags a verdict word whose interval beside it says otherwise. The interval printed
+beside a word is the one the word was decided on (`course_lib.evaluation.verdicts`), so the
+reading rule is: "gain" lies above 0, "loss" below 0, "equivalent" inside ±margin (the margin the
+output names, else the course's), and "cannot tell" contains 0 and reaches past ±margin (an
+interval clear of 0 would have been a gain or a loss at its level, one inside the band
+equivalent). A word and interval pair is a table row's interval cell and the `<b>word</b>` after
+it, or a sentence's "[lo, hi] …: a gain". Figures are read as printed: an edge is flagged only
+when every value that rounds to it breaks the rule (+0.000 beside "gain" passes, −0.000 does not).
 """
 from __future__ import annotations
 
@@ -29,6 +39,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import nbformat
+
+from course_lib.settings import EQUIVALENCE_MARGIN
 
 VERDICT_WORDS = (
     "help", "helps", "helped", "better", "worse", "significant", "significantly", "no difference",
@@ -139,19 +151,109 @@ def flag_cells(notebook: nbformat.NotebookNode, *, name: str = "") -> list[Flag]
     return flags
 
 
-def check_paths(paths: list[Path]) -> dict[str, list[Flag]]:
-    """Flags per notebook path, for every notebook given."""
-    return {str(path): flag_cells(nbformat.read(path, as_version=4), name=str(path)) for path in paths}
+_NUMBER = r"[+\-−]?(?:\d+(?:\.\d*)?|\.\d+|inf|∞)"
+_INTERVAL = re.compile(rf"\[\s*({_NUMBER})\s*,\s*({_NUMBER})\s*\]")
+_TEXT_WORD = re.compile(r":\s*(?:an?\s+)?(gain|loss|equivalent|cannot tell)\b")
+_HTML_WORD = re.compile(r"<b>\s*(gain|loss|equivalent|cannot tell)\s*</b>")
+_MARGIN = re.compile(r"(?:margin|within)\s*±\s*(\d*\.?\d+)")
+_ROW = re.compile(r"<tr\b.*?</tr>", re.S)
+
+
+def _figure(text: str) -> tuple[float, float, bool]:
+    """A printed figure: its value, half a unit of its last digit, and whether it bears a minus."""
+    plain = text.replace("−", "-").replace("∞", "inf")
+    decimals = len(plain.split(".")[1]) if "." in plain else 0
+    return float(plain), 0.5 * 10.0 ** -decimals, plain.startswith("-")
+
+
+def contradiction(word: str, lo_text: str, hi_text: str, margin: float) -> str | None:
+    """Why a printed interval contradicts the word beside it, or None when it may agree."""
+    (lo, lo_half, lo_minus), (hi, hi_half, hi_minus) = _figure(lo_text), _figure(hi_text)
+    tiny = 1e-12
+    if word == "gain" and lo_minus:
+        return "a gain beside an interval that reaches 0"
+    if word == "loss" and not hi_minus:
+        return "a loss beside an interval that reaches 0"
+    if word == "equivalent" and (hi - hi_half >= margin - tiny or lo + lo_half <= -margin + tiny):
+        return f"equivalent beside an interval that reaches past ±{margin:g}"
+    if word == "cannot tell":
+        if lo >= 2 * lo_half - tiny or hi <= -2 * hi_half + tiny:
+            return "cannot tell beside an interval clear of 0 (a gain or a loss at its level)"
+        if lo - lo_half > -margin and hi + hi_half < margin:
+            return f"cannot tell beside an interval inside ±{margin:g} (equivalent)"
+    return None
+
+
+def _pairs(text: str, words: re.Pattern) -> list[tuple[str, str, str]]:
+    """(word, lo, hi) for each verdict word in `text` with the last interval printed before it."""
+    found, last, taken = [], None, True
+    events = sorted([(m.start(), "interval", m) for m in _INTERVAL.finditer(text)]
+                    + [(m.start(), "word", m) for m in words.finditer(text)], key=lambda e: e[0])
+    for _, kind, match in events:
+        if kind == "interval":
+            last, taken = match, False
+        elif last is not None and not taken:
+            found.append((match.group(1), last.group(1), last.group(2)))
+            taken = True
+    return found
+
+
+def _printed(cell) -> list[str]:
+    """What a code cell printed, one text per output: HTML when there is some, else Markdown, else text."""
+    texts = []
+    for output in cell.get("outputs", []):
+        if output.get("output_type") == "stream":
+            texts.append(output.get("text", ""))
+            continue
+        data = output.get("data", {})
+        for mime in ("text/html", "text/markdown", "text/plain"):
+            if mime in data:
+                value = data[mime]
+                texts.append(value if isinstance(value, str) else "".join(value))
+                break
+    return texts
+
+
+def interval_flags(notebook: nbformat.NotebookNode, *, name: str = "") -> list[Flag]:
+    """Every printed verdict whose interval beside it contradicts its word (see the module doc)."""
+    flags = []
+    for index, cell in enumerate(notebook.cells):
+        if cell.cell_type != "code":
+            continue
+        for text in _printed(cell):
+            margins = _MARGIN.findall(text)
+            margin = float(margins[0]) if margins else EQUIVALENCE_MARGIN
+            html_rows = _ROW.findall(text)
+            units = ([(row, _HTML_WORD) for row in html_rows]
+                     or [(line, _TEXT_WORD) for line in text.splitlines()])
+            for unit, words in units:
+                for word, lo, hi in _pairs(unit, words):
+                    why = contradiction(word, lo, hi, margin)
+                    if why:
+                        flags.append(Flag(name, index, (word,), f"{word} beside [{lo}, {hi}]", why))
+    return flags
+
+
+def check_paths(paths: list[Path], *, intervals: bool = False) -> dict[str, list[Flag]]:
+    """Flags per notebook path, for every notebook given; with `intervals`, printed verdicts too."""
+    results = {}
+    for path in paths:
+        notebook = nbformat.read(path, as_version=4)
+        flags = flag_cells(notebook, name=str(path))
+        results[str(path)] = flags + (interval_flags(notebook, name=str(path)) if intervals else [])
+    return results
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("notebooks", nargs="*", type=Path)
     parser.add_argument("--count", action="store_true", help="print flagged cells per notebook, exit 0")
+    parser.add_argument("--intervals", action="store_true",
+                        help="also flag printed verdicts whose interval contradicts their word")
     args = parser.parse_args(argv)
     root = Path(__file__).resolve().parent.parent
     paths = args.notebooks or sorted((root / "notebooks").glob("**/*.ipynb"))
-    results = check_paths(paths)
+    results = check_paths(paths, intervals=args.intervals)
     total = sum(len(flags) for flags in results.values())
     for path, flags in results.items():
         if args.count:
@@ -159,7 +261,8 @@ def main(argv: list[str] | None = None) -> int:
             continue
         for flag in flags:
             print(f"{path}: cell {flag.cell}: {', '.join(flag.words)} ({flag.why}): {flag.line[:100]}")
-    print(f"{total} cell(s) state a verdict with no rendered comparison or assertion on it beside them",
+    extra = " or print an interval that contradicts their word" if args.intervals else ""
+    print(f"{total} cell(s) state a verdict with no rendered comparison or assertion beside them{extra}",
           file=sys.stderr)
     return 0 if args.count or total == 0 else 1
 

@@ -118,3 +118,71 @@ def test_every_lesson_and_solution_states_its_verdicts_from_data(claims):
     assert len(paths) >= 20  # every lesson and its solutions, not an empty glob
     flags = [flag for found in claims.check_paths(paths).values() for flag in found]
     assert not flags, "\n".join(f"{f.notebook}: cell {f.cell}: {', '.join(f.words)}: {f.line}" for f in flags)
+
+
+# --- printed intervals against their words (--intervals) --------------------------------------
+
+def printed(text: str, *, mime: str = "text/markdown"):
+    """A code cell that rendered `verdict(...)` and printed `text`."""
+    cell = new_code_cell("verdict(c)")
+    cell.outputs = [nbformat.v4.new_output("display_data", data={mime: text, "text/plain": text})]
+    return cell
+
+
+ROW = ('<table><tbody><tr class="cl-none"><td>hybrid against dense</td><td>recall@5</td>'
+       "<td>+0.020 [{lo}, {hi}] (98.3%)</td><td>9 wins / 5 losses</td>"
+       "<td>exact McNemar, Holm p = 0.42 over 3</td><td><b>{word}</b></td></tr></tbody></table>"
+       "<p><i>One primary Holm family: x (3 comparisons); equivalence margin ±0.05.</i></p>")
+
+
+def test_a_printed_interval_that_contradicts_its_word_is_flagged(claims):
+    sentence = ("**RRF against dense, recall@5:** 0.817 → 0.887, +0.020 [−0.012, +0.057] (95% interval), "
+                "9 wins / 5 losses, exact McNemar p = 0.42: equivalent: shown within ±0.05 (two one-sided "
+                "tests, p = 0.03), on 194 questions.")
+    [flag] = claims.interval_flags(notebook(printed(sentence)), name="bad.ipynb")
+    assert flag.cell == 0 and flag.words == ("equivalent",) and "past ±0.05" in flag.why
+    assert claims.flag_cells(notebook(printed(sentence))) == []  # only --intervals reads outputs
+    table = printed(ROW.format(lo="+0.004", hi="+0.036", word="cannot tell"), mime="text/html")
+    [flag] = claims.interval_flags(notebook(table))
+    assert "clear of 0" in flag.why
+    gain = printed(ROW.format(lo="−0.004", hi="+0.036", word="gain"), mime="text/html")
+    assert [f.why for f in claims.interval_flags(notebook(gain))] == ["a gain beside an interval that reaches 0"]
+
+
+def test_a_printed_interval_that_agrees_with_its_word_passes(claims):
+    sentence = ("**RRF against dense, recall@5:** 0.817 → 0.827, +0.010 [−0.031, +0.049] (90% interval), "
+                "9 wins / 7 losses, exact McNemar p = 0.8: equivalent: shown within ±0.05 (two one-sided "
+                "tests, p = 0.03), on 194 questions.")
+    cells = [printed(sentence),
+             printed(ROW.format(lo="−0.030", hi="+0.071", word="cannot tell"), mime="text/html"),
+             printed(ROW.format(lo="+0.000", hi="+0.036", word="gain"), mime="text/html"),  # rounds to 0
+             printed(ROW.format(lo="−0.090", hi="−0.010", word="loss"), mime="text/html")]
+    assert claims.interval_flags(notebook(*cells)) == []
+
+
+def test_the_rendered_verdicts_agree_with_their_intervals(claims):
+    """What `verdict` and `verdict_table` print passes the interval check, word by word."""
+    import numpy as np
+
+    from course_lib.evaluation.compare import compare_values
+    from course_lib.evaluation.verdicts import verdict, verdict_table
+
+    rng = np.random.default_rng(3)
+    comparisons = []
+    for size, gained, lost in ((200, 0.3, 0.0), (200, 0.0, 0.3), (400, 0.02, 0.02), (40, 0.1, 0.0)):
+        a = rng.random(size) < 0.6
+        b = (a | (rng.random(size) < gained)) & ~(rng.random(size) < lost)
+        comparisons.append(compare_values(a, b, metric="recall@5"))
+    html = verdict_table(comparisons).data
+    assert {"gain", "loss", "equivalent", "cannot tell"} <= {w for w, _, _ in claims._pairs(html, claims._HTML_WORD)}
+    cells = [printed(html, mime="text/html")] + [printed(str(verdict(c))) for c in comparisons]
+    assert claims.interval_flags(notebook(*cells)) == []
+
+
+def test_cli_intervals_flag(claims, tmp_path, capsys):
+    bad = tmp_path / "bad.ipynb"
+    nbformat.write(notebook(printed(ROW.format(lo="+0.004", hi="+0.036", word="cannot tell"), mime="text/html")),
+                   bad)
+    assert claims.main([str(bad)]) == 0  # the prose check alone reads no outputs
+    assert claims.main(["--intervals", str(bad)]) == 1
+    assert "cannot tell beside [+0.004, +0.036]" in capsys.readouterr().out

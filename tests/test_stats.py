@@ -13,6 +13,7 @@ from course_lib.evaluation.stats import (
     mcnemar_power,
     mean_interval,
     minimum_detectable_difference,
+    newcombe_interval,
     paired_mean_test,
     paired_proportion_interval,
     paired_proportion_tost,
@@ -186,3 +187,89 @@ def test_sign_flip_p_value_agrees_with_scipy_and_ignores_ties():
     ours = sign_flip_p_value(d)
     assert abs(ours - scipy_p) < 0.02  # two Monte Carlo estimates of one p-value (SE about 0.005)
     assert sign_flip_p_value(np.concatenate([d, np.zeros(5000)])) == ours  # a tie flips to itself
+
+
+# --- the interval a verdict was decided on ----------------------------------------------------
+
+def test_holm_step_levels_agree_with_holms_decision():
+    from course_lib.evaluation.intervals import holm_step_alphas
+
+    rng = np.random.default_rng(11)
+    for _ in range(500):
+        p = rng.choice([0.0001, 0.004, 0.01, 0.02, 0.03, 0.2, 0.6]) * rng.random(int(rng.integers(1, 9))) * 3
+        steps = holm_step_alphas(p)
+        assert [pi < step for pi, step in zip(p, steps, strict=True)] == [h < 0.05 for h in holm(p)]
+    assert holm_step_alphas([0.01, 0.04, 0.03]) == pytest.approx([0.05 / 3, 0.05 / 2, 0.05 / 2])
+    assert holm_step_alphas([0.03, 0.04]) == pytest.approx([0.025, 0.025])  # stops at step 1
+
+
+def test_the_recall_interval_is_newcombes_at_the_level_unless_the_exact_test_disagrees():
+    from course_lib.evaluation.intervals import paired_proportion_test_interval
+
+    lo, hi = newcombe_interval(100, 15, 3, 77, confidence=1 - 0.0125)
+    assert mcnemar_exact(15, 3) < 0.0125 and lo > 0
+    assert paired_proportion_test_interval(100, 15, 3, 77, alpha=0.0125, rejected=True) == (
+        pytest.approx(lo, abs=1e-6), pytest.approx(hi, abs=1e-6))
+    # a borderline case where Newcombe's interval and the exact test disagree: the edge moves to 0
+    for wins, losses in ((9, 1), (10, 2), (6, 0), (12, 3)):
+        rejected = mcnemar_exact(wins, losses) < 0.05
+        low, high = paired_proportion_test_interval(120, wins, losses, 60, rejected=rejected)
+        assert (low > 0) == rejected and low <= (wins - losses) / 200 <= high
+
+
+def test_the_mrr_interval_inverts_the_sign_flip_test():
+    from course_lib.evaluation.intervals import sign_flip_interval
+    from course_lib.evaluation.stats import sign_flip_p_value
+
+    rng = np.random.default_rng(12)
+    d = rng.normal(0.03, 0.2, 300)
+    p = sign_flip_p_value(d, n_resamples=2000)
+    lo, hi = sign_flip_interval(d, rejected=p < 0.05, n_resamples=2000)
+    t_lo, t_hi = scipy.stats.ttest_1samp(d, 0).confidence_interval(0.95)
+    assert lo == pytest.approx(t_lo, abs=0.004) and hi == pytest.approx(t_hi, abs=0.004)
+    assert (lo > 0) == (p < 0.05)
+    wider = sign_flip_interval(d, alpha=0.01, rejected=p < 0.01, n_resamples=2000)
+    assert wider[0] < lo and hi < wider[1]
+    assert sign_flip_interval([0.2, 0.1, -0.05], rejected=False) == (-1.0, 1.0)  # 3 questions bound nothing
+
+
+def test_the_resampling_floor_of_the_sign_flip_test():
+    from course_lib.evaluation.stats import sign_flip_floor, sign_flip_p_value
+
+    assert sign_flip_floor(np.ones(60), n_resamples=999) == pytest.approx(0.002)
+    assert sign_flip_p_value(np.ones(60), n_resamples=999) == pytest.approx(0.002)  # at the floor
+    assert sign_flip_floor(np.r_[np.ones(5), np.zeros(100)], n_resamples=999) == 0  # 32 patterns: exact
+
+
+# --- power at the level the verdict is judged ------------------------------------------------
+
+def test_power_at_the_familys_level():
+    from course_lib.evaluation.stats import family_alpha
+
+    assert family_alpha(1) == pytest.approx(0.05) and family_alpha(8) == pytest.approx(0.00625)
+    with pytest.raises(ValueError):
+        family_alpha(0)
+    assert minimum_detectable_difference(190, 0.2, family_size=1) == minimum_detectable_difference(190, 0.2)
+    assert mcnemar_power(190, 0.2, 0.08, family_size=1) == mcnemar_power(190, 0.2, 0.08)
+    powers = [mcnemar_power(190, 0.2, 0.08, family_size=m) for m in (1, 4, 8, 16)]
+    assert powers == sorted(powers, reverse=True) and powers[0] > powers[-1] + 0.1
+    mdds = [minimum_detectable_difference(190, 0.2, family_size=m) for m in (1, 8, 16)]
+    assert mdds == sorted(mdds) and mdds[2] - mdds[0] > 0.015
+    # the same figure as alpha / m by hand: the exact test's power at level 0.05 / 8
+    assert mcnemar_power(190, 0.2, 0.08, family_size=8) == pytest.approx(mcnemar_power(190, 0.2, 0.08, alpha=0.05 / 8))
+
+
+def test_equivalence_power_by_simulation_and_its_shape():
+    from course_lib.evaluation.stats import equivalence_power
+
+    rng = np.random.default_rng(13)
+    shown = 0
+    for _ in range(80):  # the same question asked of `paired_proportion_tost` itself
+        kind = rng.choice(4, size=200, p=[0.76, 0.04, 0.04, 0.16])
+        shown += paired_proportion_tost(np.isin(kind, (0, 2)), np.isin(kind, (0, 1)), margin=0.05).shown()
+    assert equivalence_power(200, 0.08, draws=500) == pytest.approx(shown / 80, abs=0.12)
+    assert equivalence_power(2000, 0.08, draws=200) > 0.99 and equivalence_power(30, 0.08, draws=200) == 0
+    by_discordance = [equivalence_power(300, share, draws=300) for share in (0.04, 0.1, 0.2)]
+    assert by_discordance == sorted(by_discordance, reverse=True)
+    with pytest.raises(ValueError):
+        equivalence_power(100, 0.5, recall=0.9)

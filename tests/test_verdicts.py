@@ -1,4 +1,5 @@
-"""Verdicts are rendered from a comparison's figures: one word, wins and losses, the family."""
+"""Verdicts are rendered from a comparison's figures: one word, the interval it was decided on,
+wins and losses, the family."""
 from __future__ import annotations
 
 import re
@@ -11,15 +12,19 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
-from course_lib.evaluation.compare import Comparison, holm_adjust  # noqa: E402
+from course_lib.evaluation.compare import Comparison, compare_values, holm_adjust  # noqa: E402
 from course_lib.evaluation.stats import Equivalence  # noqa: E402
 from course_lib.evaluation.verdicts import (  # noqa: E402
+    comparison_p,
     forest_plot,
+    p_text,
     technique_table,
     verdict,
     verdict_table,
     word,
 )
+
+MARGIN = 0.05
 
 
 def comparison(delta: float, lo: float, hi: float, p: float, *, wins: int = 20, losses: int = 7,
@@ -41,13 +46,18 @@ def test_the_one_word_follows_the_figures_only():
     assert word(comparison(0.01, -0.08, 0.10, 0.6, equivalence_p=0.3)) == "cannot tell"
 
 
-def test_a_verdict_sentence_shows_figures_wins_losses_test_and_word():
-    text = verdict(comparison(0.070, 0.010, 0.150, 0.02, wins=21, losses=7), what="RRF against dense")
-    assert text == ("**RRF against dense, recall@5:** 0.817 → 0.887, +0.070 [+0.010, +0.150], "
+def test_a_verdict_sentence_shows_figures_the_decision_interval_wins_losses_test_and_word():
+    c = comparison(0.070, 0.010, 0.150, 0.02, wins=21, losses=7)
+    text = verdict(c, what="RRF against dense")
+    d = c.decision
+    assert (d.basis, d.level) == ("test", 0.95) and 0 < d.lo < d.hi  # one comparison: its own 95%
+    assert text == ("**RRF against dense, recall@5:** 0.817 → 0.887, "
+                    f"+0.070 [+{d.lo:.3f}, +{d.hi:.3f}] (95% interval), "
                     "21 wins / 7 losses, exact McNemar p = 0.02: a gain, on 194 questions.")
     assert text._repr_markdown_() == text
     one = verdict(comparison(0.005, -0.01, 0.02, 1.0, wins=1, losses=0, equivalence_p=0.001))
     assert "1 win / 0 losses" in one and "equivalent: shown within ±0.05 (two one-sided tests, p = 0.001)" in one
+    assert "+0.005 [−0.010, +0.020] (90% interval)" in one  # the two one-sided tests' own interval
     assert "cannot tell: neither a difference nor equivalence within ±0.05 is shown" in verdict(
         comparison(0.02, -0.04, 0.08, 0.4))
 
@@ -56,17 +66,25 @@ def test_holm_can_overturn_a_gain_and_the_family_is_named():
     table = holm_adjust([comparison(0.07, 0.01, 0.15, 0.02), comparison(0.05, 0.0, 0.1, 0.03),
                          comparison(0.0, -0.1, 0.1, 0.9)], family="lesson 06's retrievers")
     assert [word(c) for c in table] == ["cannot tell"] * 3  # 0.02 * 3 = 0.06
-    assert "p = 0.06, Holm over 3: cannot tell" in verdict(table[0])
+    assert "exact McNemar Holm p = 0.06 over 3: cannot tell" in verdict(table[0])
+    # Holm stops at its first step (3 * 0.02 >= 0.05): every comparison is judged at that level
+    assert [c.step_alpha for c in table] == pytest.approx([0.05 / 3] * 3)
+    assert all(c.decision.lo <= 0 <= c.decision.hi for c in table)  # Holm rejected none
     html = verdict_table(table, holm=False).data
-    assert "One Holm family: lesson 06&#x27;s retrievers (3 comparisons); equivalence margin ±0.05." in html
+    assert "One primary Holm family: lesson 06&#x27;s retrievers (3 comparisons); equivalence margin ±0.05." in html
+    assert "Interval: 90% for equivalence (it lies inside ±0.05); otherwise the test&#x27;s own at the row&#x27;s " \
+           "Holm level (98.3% here)" in html
 
 
 def test_verdict_table_rows_and_labels():
     table = [comparison(0.07, 0.03, 0.11, 0.0001), comparison(-0.06, -0.1, -0.02, 0.001, wins=2, losses=14)]
     body = rows(verdict_table(table, what=["RRF against dense", "BM25 against dense"]).data)
+    first = holm_adjust(table)[0].decision
+    assert first.level == pytest.approx(0.975) and first.lo > 0
     assert body[0].startswith('<tr class="cl-gain"><td>RRF against dense</td><td>recall@5</td>'
-                              "<td>0.817 → 0.887</td><td>+0.070 [+0.030, +0.110]</td><td>20 wins / 7 losses</td>"
-                              "<td>exact McNemar, p &lt; 0.001</td><td><b>gain</b></td>")
+                              f"<td>0.817 → 0.887</td><td>+0.070 [+{first.lo:.3f}, +{first.hi:.3f}] (97.5%)</td>"
+                              "<td>20 wins / 7 losses</td>"
+                              "<td>exact McNemar, Holm p &lt; 0.001 over 2</td><td><b>gain</b></td>")
     assert "<td>2 wins / 14 losses</td>" in body[1] and "<b>loss</b>" in body[1]
     with pytest.raises(ValueError, match="1 labels for 2"):
         verdict_table(table, what=["x"])
@@ -81,14 +99,101 @@ def test_technique_table_reports_dev_and_test_without_calling_them_contradictory
     assert "<b>gain</b>" in body[1] and "<b>cannot tell</b>" in body[1] and body[1].endswith("<td>not ranked</td>")
     assert "contradict" not in html and "disagree" not in html
     assert "the dev column (2 comparisons)" in html and "the test column (2 comparisons)" in html
+    assert "Interval: 90% for equivalence" in html
 
 
 def test_forest_plot_draws_dev_and_test_for_every_step():
-    steps = [("a", comparison(0.1, 0.05, 0.15, 0.001), comparison(0.08, 0.0, 0.16, 0.04)),
-             ("b", comparison(-0.02, -0.06, 0.02, 0.4), comparison(0.0, -0.04, 0.04, 1.0))]
+    steps = [("a", comparison(0.1, 0.05, 0.15, 0.001, wins=20, losses=1),
+              comparison(0.08, 0.0, 0.16, 0.04, wins=18, losses=2)),
+             ("b", comparison(-0.02, -0.06, 0.02, 0.4, wins=2, losses=6),
+              comparison(0.0, -0.04, 0.04, 1.0, wins=3, losses=3))]
     ax = forest_plot(steps)
     assert [t.get_text() for t in ax.get_yticklabels()] == ["b", "a"]
     points = sorted(float(c.lines[0].get_xdata()[0]) for c in ax.containers)
     assert points == pytest.approx(sorted([0.1, 0.08, -0.02, 0.0]))
     assert any(np.all(line.get_xdata() == 0) for line in ax.lines)  # the zero line
+    labels = ax.get_legend_handles_labels()[1]
+    assert "±0.05: equivalent if the whole interval is inside" in labels  # the shaded band
+    assert "clear of 0 = gain or loss" in ax.get_title()
+    # each bar is the interval its verdict was decided on: the dev column's Holm-level intervals
+    dev = holm_adjust([steps[0][1], steps[1][1]], family="the dev column")
+    bars = {float(c.lines[0].get_xdata()[0]): c.lines[2][0].get_segments()[0][:, 0] for c in ax.containers}
+    assert bars[0.1] == pytest.approx([dev[0].decision.lo, dev[0].decision.hi])
+    assert "with" in forest_plot.__doc__ and "inside the shaded band" in forest_plot.__doc__
     plt.close(ax.figure)
+
+
+def test_p_text_says_floor_and_holm():
+    assert p_text(0.02) == "p = 0.02" and p_text(0.0004) == "p < 0.001" and p_text(0.999) == "p = 1"
+    assert p_text(2 / 10_001, at_floor=True) == "p ≤ 0.0002"  # rounded up: the bound stays true
+    assert p_text(0.0625, at_floor=True) == "p ≤ 0.063"
+    assert p_text(1.0, holm=True) == "Holm p = 1" and p_text(0.0006, holm=True, at_floor=True) == "Holm p ≤ 0.0006"
+
+
+def test_a_permutation_p_at_its_resampling_floor_prints_as_a_bound():
+    rng = np.random.default_rng(0)
+    a = rng.random(60)
+    c = compare_values(a, a + 0.05 + 0.1 * rng.random(60), metric="mrr", n_resamples=999)  # all better
+    assert c.p_floor == pytest.approx(2 / 1000) and c.p_at_floor
+    assert comparison_p(c) == "p ≤ 0.002" and "paired permutation p ≤ 0.002" in verdict(c)
+    [alone] = holm_adjust([c])
+    assert comparison_p(alone) == "p ≤ 0.002"  # a family of one: nothing to say about Holm
+    family = holm_adjust([c, comparison(0.0, -0.1, 0.1, 0.9)])
+    assert comparison_p(family[0]) == "Holm p ≤ 0.004 over 2" and comparison_p(family[1]) == "Holm p = 0.9 over 2"
+    exact = compare_values(np.zeros(5), np.ones(5) * 0.5, metric="mrr")  # 32 sign patterns, all counted
+    assert exact.p_floor == 0 and not exact.p_at_floor and comparison_p(exact) == "p = 0.062"
+
+
+def test_a_family_is_primary_or_secondary_and_says_so():
+    rng = np.random.default_rng(1)
+    a, b = rng.random(80) < 0.7, rng.random(80) < 0.7
+    recall20 = compare_values(a, b, metric="recall@20")
+    html = verdict_table([recall20, compare_values(a, b, metric="recall@5")]).data
+    assert "One secondary Holm family" in html
+    assert "One primary Holm family" in verdict_table([compare_values(a, b, metric="recall@5")] * 2).data
+    assert "One secondary Holm family" in verdict_table([compare_values(a, b, metric="recall@5")] * 2,
+                                                         family_kind="secondary").data
+    with pytest.raises(ValueError, match="primary family compares only recall@5, mrr"):
+        holm_adjust([recall20], family_kind="primary")
+    with pytest.raises(ValueError, match="family_kind"):
+        holm_adjust([recall20], family_kind="tertiary")
+
+
+def _synthetic(rng: np.random.Generator, binary: bool) -> tuple[np.ndarray, np.ndarray]:
+    """Two paired runs with a random true effect, share of changed questions and size."""
+    n = int(rng.integers(40, 400))
+    if binary:
+        discordance = rng.choice([0.02, 0.05, 0.1, 0.2, 0.4])
+        effect = float(np.clip(rng.choice([-0.1, -0.03, 0, 0, 0.03, 0.1]), -discordance, discordance))
+        cells = [0.6, (discordance + effect) / 2, (discordance - effect) / 2]
+        kind = rng.choice(4, size=n, p=cells + [1 - sum(cells)])
+        return np.isin(kind, (0, 2)).astype(float), np.isin(kind, (0, 1)).astype(float)
+    a = rng.choice([0, 1, 0.5, 1 / 3, 0.25], size=n)
+    share, shift = rng.choice([0.03, 0.1, 0.3, 0.6]), rng.choice([-0.1, -0.02, 0, 0, 0.02, 0.1])
+    changed = rng.random(n) < share
+    return a, np.where(changed, np.clip(a + rng.normal(shift / share * 0.3, 0.3, n), 0, 1), a)
+
+
+def agrees(c: Comparison) -> bool:
+    """The reading rule: the printed interval says what the word says."""
+    d, inside = c.decision, -MARGIN < c.decision.lo and c.decision.hi < MARGIN
+    return {"gain": d.lo > 0, "loss": d.hi < 0, "equivalent": inside,
+            "cannot tell": d.lo <= 0 <= d.hi and not inside}[word(c)]
+
+
+@pytest.mark.parametrize("metric", ["recall@5", "mrr"])
+def test_every_word_agrees_with_the_interval_printed_beside_it(metric):
+    """For many random families of synthetic paired runs: gain => the decision interval lies above
+    0, loss => below, equivalent => inside +-margin, cannot tell => it contains 0 and reaches past
+    the margin. So a reader who applies the reading rule to the printed interval reads the word."""
+    rng, seen = np.random.default_rng(7 if metric == "mrr" else 8), set()
+    for _ in range(30):
+        family = [compare_values(*_synthetic(rng, metric != "mrr"), metric=metric, n_resamples=499)
+                  for _ in range(int(rng.integers(1, 6)))]
+        for c in holm_adjust(family) + family:  # in a Holm family, and each judged alone
+            assert agrees(c), (word(c), c.decision, c.p, c.delta)
+            if c.decision.basis == "test":
+                alpha = c.step_alpha if c.step_alpha is not None else 0.05
+                assert c.decision.level == pytest.approx(1 - alpha)
+            seen.add(word(c))
+    assert seen == {"gain", "loss", "equivalent", "cannot tell"}  # every word was exercised

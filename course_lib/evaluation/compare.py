@@ -5,18 +5,30 @@ shows up with far fewer questions than two independent intervals would need. The
 metric (see `course_lib.evaluation.stats`): recall@k, a yes/no per question, is judged by the
 exact McNemar test on the questions where the runs disagree, and every comparison carries those
 wins and losses; MRR and the other continuous metrics by a paired permutation test with a BCa
-interval. A table of comparisons is one Holm family (`holm_adjust`), and it says so.
+interval. A table of comparisons is one Holm family (`holm_adjust`), and it says so: primary
+when it compares the primary metrics (`settings.PRIMARY_METRICS`), secondary otherwise.
+
+The interval printed beside a verdict word is the one the word was decided on
+(`Comparison.decision`): the 90% interval of the two one-sided tests for "equivalent"; for "gain",
+"loss" and "cannot tell", the interval the test inverts at the level of the comparison's Holm
+step (`course_lib.evaluation.intervals`). `lo` and `hi` stay the plain 95% interval.
 """
 from __future__ import annotations
 
 import dataclasses
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import cached_property
 
 import numpy as np
 
 from course_lib.evaluation.budget import BUDGET_METRICS, budget_values
+from course_lib.evaluation.intervals import (
+    holm_step_alphas,
+    paired_proportion_test_interval,
+    sign_flip_interval,
+)
 from course_lib.evaluation.judging import EVIDENCE
 from course_lib.evaluation.results import RunResult
 from course_lib.evaluation.stats import (
@@ -26,11 +38,39 @@ from course_lib.evaluation.stats import (
     paired_mean_test,
     paired_proportion_interval,
     paired_proportion_tost,
+    sign_flip_floor,
     tost,
 )
-from course_lib.settings import CONFIDENCE, EQUIVALENCE_MARGIN, EVAL_CUTOFFS, N_RESAMPLES, SEED
+from course_lib.settings import (
+    CONFIDENCE,
+    EQUIVALENCE_MARGIN,
+    EVAL_CUTOFFS,
+    N_RESAMPLES,
+    PRIMARY_METRICS,
+    SEED,
+)
 
 MCNEMAR, PERMUTATION = "exact McNemar", "paired permutation"
+PRIMARY, SECONDARY = "primary", "secondary"
+EQUIVALENCE_BASIS, TEST_BASIS = "equivalence", "test"
+
+
+@dataclass(frozen=True)
+class DecisionInterval:
+    """The interval a verdict word was decided on, at `level` (0.90 for 90%).
+
+    `basis` is "equivalence" (the 1 - 2*alpha interval of the two one-sided tests: inside
+    +-margin means "equivalent") or "test" (the difference test's own interval at the level of
+    the comparison's Holm step: excluding 0 means "gain" or "loss"). `widened` marks a "cannot
+    tell" interval that lay inside +-margin and was widened to the equivalence interval, so that
+    it shows both facts a "cannot tell" rests on: it contains 0 and reaches past the margin.
+    """
+
+    lo: float
+    hi: float
+    level: float
+    basis: str
+    widened: bool = False
 
 
 @dataclass(frozen=True)
@@ -41,7 +81,10 @@ class Comparison:
     (for recall@k: found by B only, by A only); `test` names the test behind `p_value`.
     `equivalence` is the two one-sided tests against `EQUIVALENCE_MARGIN`, the only ground for a
     "no difference" verdict. `p_holm` is set by `holm_adjust`, with `family` the size of the
-    family it corrected for and `family_name` what that family is; `p` is the one to read.
+    family it corrected for, `family_name` what that family is, `family_kind` "primary" or
+    "secondary" and `step_alpha` the level of this comparison's Holm step; `p` is the one to read.
+    `p_floor` is the smallest p-value the test can give by resampling (0 for an exact test), and
+    `differences` the per-question differences a permutation test's interval is inverted from.
     """
 
     name_a: str
@@ -63,6 +106,12 @@ class Comparison:
     p_holm: float | None = None
     family: int | None = None
     family_name: str | None = None
+    family_kind: str | None = None
+    step_alpha: float | None = None
+    p_floor: float = 0.0
+    differences: np.ndarray | None = field(default=None, repr=False, compare=False)
+    n_resamples: int = N_RESAMPLES
+    seed: int = SEED
 
     @property
     def p(self) -> float:
@@ -75,9 +124,46 @@ class Comparison:
         return self.p < 1 - self.confidence
 
     @property
+    def p_at_floor(self) -> bool:
+        """True when the test's p-value is the smallest its resampling can give: "p at most this"."""
+        return 0 < self.p_floor and self.p_value <= self.p_floor
+
+    @property
     def equivalent(self) -> bool:
-        """True when both one-sided tests show |delta| below the margin."""
-        return self.equivalence.shown(alpha=1 - self.confidence)
+        """True when both one-sided tests show |delta| below the margin: their 1 - 2*alpha interval
+        lies inside (-margin, +margin), the same decision read off the interval that is printed."""
+        eq = self.equivalence
+        return bool(-eq.margin < eq.lo and eq.hi < eq.margin)
+
+    @cached_property
+    def decision(self) -> DecisionInterval:
+        """The interval the verdict word was decided on (see `DecisionInterval`).
+
+        "equivalent": the two one-sided tests' 90% interval, inside +-margin. Otherwise the
+        difference test's interval at this comparison's Holm level (1 - alpha when it was judged
+        alone), which excludes 0 exactly when Holm finds a gain or a loss.
+        """
+        alpha, eq = 1 - self.confidence, self.equivalence
+        if not self.significant and self.equivalent:
+            return DecisionInterval(eq.lo, eq.hi, 1 - 2 * alpha, EQUIVALENCE_BASIS)
+        level = alpha if self.step_alpha is None else self.step_alpha
+        lo, hi = self._test_interval(level)
+        if not self.significant and -eq.margin < lo and hi < eq.margin:
+            return DecisionInterval(min(lo, eq.lo), max(hi, eq.hi), 1 - level, TEST_BASIS, widened=True)
+        return DecisionInterval(lo, hi, 1 - level, TEST_BASIS)
+
+    def _test_interval(self, alpha: float) -> tuple[float, float]:
+        """The interval the comparison's own test inverts at level alpha, agreeing with `significant`."""
+        if self.test == MCNEMAR:
+            both = min(max(0, round(self.value_a * self.n) - self.losses), self.n - self.wins - self.losses)
+            neither = self.n - both - self.wins - self.losses
+            return paired_proportion_test_interval(both, self.wins, self.losses, neither, alpha=alpha,
+                                                   rejected=self.significant)
+        if self.differences is None:
+            raise ValueError(f"comparison {self.name_b} against {self.name_a} kept no per-question "
+                             "differences to invert its permutation test from")
+        return sign_flip_interval(self.differences, alpha=alpha, rejected=self.significant,
+                                  n_resamples=self.n_resamples, seed=self.seed)
 
 
 def is_binary(metric: str) -> bool:
@@ -140,33 +226,64 @@ def paired_comparison(run_a: RunResult, run_b: RunResult, *, metric: str = f"rec
     rest), the only ground for a "no difference" claim.
     """
     a, b = paired_values(run_a, run_b, metric)
+    return compare_values(a, b, metric=metric, names=(run_a.name, run_b.name), judge=run_a.judge,
+                          margin=margin, n_resamples=n_resamples, confidence=confidence, seed=seed)
+
+
+def compare_values(a: np.ndarray, b: np.ndarray, *, metric: str, names: tuple[str, str] = ("A", "B"),
+                   judge: str = EVIDENCE, margin: float = EQUIVALENCE_MARGIN, n_resamples: int = N_RESAMPLES,
+                   confidence: float = CONFIDENCE, seed: int = SEED) -> Comparison:
+    """`paired_comparison` on two arrays of per-question values already paired by question
+    (a simulation, or a metric no run computes): the same tests, intervals and equivalence."""
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
     wins, losses = int(np.sum(b > a)), int(np.sum(b < a))
-    alpha = 1 - confidence
+    alpha, differences, p_floor = 1 - confidence, None, 0.0
     if is_binary(metric):
         lo, hi = paired_proportion_interval(a, b, confidence=confidence)
         p_value, test = mcnemar_exact(wins, losses), MCNEMAR
         equivalence = paired_proportion_tost(a, b, margin=margin, alpha=alpha)
     else:
-        result = paired_mean_test(b - a, confidence=confidence, n_resamples=n_resamples, seed=seed)
+        differences = b - a
+        result = paired_mean_test(differences, confidence=confidence, n_resamples=n_resamples, seed=seed)
         lo, hi, p_value, test = result.lo, result.hi, result.p_value, PERMUTATION
-        equivalence = tost(b - a, margin=margin, alpha=alpha)
-    return Comparison(run_a.name, run_b.name, metric, int(a.size), float(a.mean()), float(b.mean()),
+        equivalence = tost(differences, margin=margin, alpha=alpha)
+        p_floor = sign_flip_floor(differences, n_resamples=n_resamples)
+    return Comparison(names[0], names[1], metric, int(a.size), float(a.mean()), float(b.mean()),
                       float((b - a).mean()), lo, hi, p_value, wins, losses, test, equivalence,
-                      confidence, run_a.judge)
+                      confidence, judge, p_floor=p_floor, differences=differences,
+                      n_resamples=n_resamples, seed=seed)
 
 
-def holm_adjust(comparisons: Sequence[Comparison], *, family: str | None = None) -> list[Comparison]:
+def holm_adjust(comparisons: Sequence[Comparison], *, family: str | None = None,
+                family_kind: str | None = None) -> list[Comparison]:
     """The comparisons with `p_holm` set: Holm's correction over all of them, as ONE family.
 
     A lesson's table asks several questions at once; correcting over the whole table keeps the
     chance of any false "significant" in it below 1 - confidence. `family` names the family
-    (printed with the table); by default it lists the comparisons' metrics. Raises ValueError
-    if the comparisons were judged by different rules.
+    (printed with the table); by default it lists the comparisons' metrics. `family_kind` is
+    "primary" or "secondary"; by default primary when every metric is in PRIMARY_METRICS. Each
+    comparison also gets `step_alpha`, the level of its Holm step, at which its printed interval
+    excludes 0 exactly when Holm rejects. Raises ValueError if the comparisons were judged by
+    different rules, or a primary family holds a metric that is not primary.
     """
     if len({c.judge for c in comparisons}) > 1:
         raise ValueError("comparisons judged by different rules cannot share a table")
-    metrics = ", ".join(dict.fromkeys(c.metric for c in comparisons))
-    name = family or f"the {metrics} comparisons of this table"
-    adjusted = holm([c.p_value for c in comparisons])
-    return [dataclasses.replace(c, p_holm=p, family=len(comparisons), family_name=name)
-            for c, p in zip(comparisons, adjusted, strict=True)]
+    metrics = list(dict.fromkeys(c.metric for c in comparisons))
+    kind = family_kind or _family_kind(metrics)
+    if kind not in (PRIMARY, SECONDARY):
+        raise ValueError(f"family_kind must be '{PRIMARY}' or '{SECONDARY}', not '{kind}'")
+    if kind == PRIMARY and _family_kind(metrics) != PRIMARY:
+        raise ValueError(f"a primary family compares only {', '.join(PRIMARY_METRICS)}, "
+                         f"not {', '.join(metrics)}")
+    name = family or f"the {', '.join(metrics)} comparisons of this table"
+    p_values = [c.p_value for c in comparisons]
+    alpha = 1 - comparisons[0].confidence if comparisons else 1 - CONFIDENCE
+    steps = holm_step_alphas(p_values, alpha=alpha)
+    return [dataclasses.replace(c, p_holm=p, family=len(comparisons), family_name=name, family_kind=kind,
+                                step_alpha=step)
+            for c, p, step in zip(comparisons, holm(p_values), steps, strict=True)]
+
+
+def _family_kind(metrics: Sequence[str]) -> str:
+    """Primary when every metric is one of the primary metrics, secondary otherwise."""
+    return PRIMARY if all(m.lower() in PRIMARY_METRICS for m in metrics) else SECONDARY

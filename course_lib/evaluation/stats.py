@@ -15,7 +15,8 @@ Each test matches the shape of the data it is given:
   (`tost`), never "the interval contains zero".
 - `holm` corrects the p-values of one table (one family) for the number of comparisons in it.
 - `minimum_detectable_difference` says, before any pipeline runs, which paired difference in
-  recall a split of n questions can detect with 80% power.
+  recall a split of n questions can detect with 80% power, at the level its Holm family judges it
+  (`family_alpha`); `equivalence_power` how likely an "equivalent" verdict is when nothing changed.
 
 The tests and intervals come from scipy; Holm's step-down and Newcombe's combination are a few
 lines of arithmetic written out here. Everything is deterministic (fixed random states).
@@ -67,11 +68,17 @@ def paired_proportion_interval(a: np.ndarray, b: np.ndarray, *,
     width when few questions differ.
     """
     a, b = np.asarray(a, dtype=bool), np.asarray(b, dtype=bool)
-    n = a.size
+    both, wins, losses = int(np.sum(a & b)), int(np.sum(b & ~a)), int(np.sum(a & ~b))
+    return newcombe_interval(both, wins, losses, a.size - both - wins - losses, confidence=confidence)
+
+
+def newcombe_interval(both: int, wins: int, losses: int, neither: int, *,
+                      confidence: float = CONFIDENCE) -> tuple[float, float]:
+    """`paired_proportion_interval` from the four counts of the paired table (both runs answer,
+    only B, only A, neither), so a power calculation can ask it of tables it never sees as runs."""
+    n = both + wins + losses + neither
     if n == 0:
         return math.nan, math.nan
-    both, wins, losses = int(np.sum(a & b)), int(np.sum(b & ~a)), int(np.sum(a & ~b))
-    neither = n - both - wins - losses
     p_b, p_a = (both + wins) / n, (both + losses) / n
     lo_b, hi_b = wilson_interval(both + wins, n, confidence=confidence)
     lo_a, hi_a = wilson_interval(both + losses, n, confidence=confidence)
@@ -138,20 +145,50 @@ def sign_flip_p_value(differences: np.ndarray, *, n_resamples: int = N_RESAMPLES
     blocks of RESAMPLE_BLOCK values): fast and flat in memory however many questions tie."""
     changed = np.asarray(differences, dtype=float)
     changed = changed[changed != 0]
-    observed, m = changed.sum(), changed.size
+    return sign_flip_p(changed, sign_draws(changed.size, n_resamples=n_resamples, seed=seed))
+
+
+@dataclass(frozen=True)
+class SignDraws:
+    """The sign patterns of a sign-flip test on m values: every pattern (`exact`), or n_resamples
+    random ones in blocks of about RESAMPLE_BLOCK signs. Drawn once, they can test many shifted
+    samples with the same patterns (`course_lib.evaluation.intervals.sign_flip_interval`)."""
+
+    blocks: tuple[np.ndarray, ...]
+    exact: bool
+
+
+def sign_draws(m: int, *, n_resamples: int = N_RESAMPLES, seed: int = SEED) -> SignDraws:
+    """All 2^m sign patterns when they fit in n_resamples, else n_resamples random ones (seeded)."""
     if 2 ** m <= n_resamples:
-        signs = 1 - 2 * ((np.arange(2 ** m)[:, None] >> np.arange(m)) & 1)
-        null, adjustment = signs @ changed, 0
-    else:
-        rng, parts = np.random.default_rng(seed), []
-        for start in range(0, n_resamples, _batch(m)):
-            rows = min(_batch(m), n_resamples - start)
-            parts.append((1 - 2 * rng.integers(0, 2, size=(rows, m), dtype=np.int8)) @ changed)
-        null, adjustment = np.concatenate(parts), 1
+        return SignDraws((1 - 2 * ((np.arange(2 ** m)[:, None] >> np.arange(m)) & 1),), True)
+    rng, blocks = np.random.default_rng(seed), []
+    for start in range(0, n_resamples, _batch(m)):
+        rows = min(_batch(m), n_resamples - start)
+        blocks.append(1 - 2 * rng.integers(0, 2, size=(rows, m), dtype=np.int8))
+    return SignDraws(tuple(blocks), False)
+
+
+def sign_flip_p(values: np.ndarray, draws: SignDraws) -> float:
+    """The two-sided sign-flip p-value of sum(values) under the given sign patterns. A random
+    draw counts the observed pattern once more (scipy's rule), so its smallest p-value is
+    2 / (n_resamples + 1): see `sign_flip_floor`."""
+    values = np.asarray(values, dtype=float)
+    observed = values.sum()
+    null = np.concatenate([block @ values for block in draws.blocks])
+    adjustment = 0 if draws.exact else 1
     tolerance = 1e-12 * max(1.0, abs(observed))  # equal sums computed in another order still count
     less = (np.sum(null <= observed + tolerance) + adjustment) / (null.size + adjustment)
     greater = (np.sum(null >= observed - tolerance) + adjustment) / (null.size + adjustment)
     return float(min(1.0, 2 * min(less, greater)))
+
+
+def sign_flip_floor(differences: np.ndarray, *, n_resamples: int = N_RESAMPLES) -> float:
+    """The smallest p-value `sign_flip_p_value` can give these differences by resampling:
+    2 / (n_resamples + 1) when it draws random sign patterns, 0 when it enumerates them all (then
+    its p-value is exact). A p-value at this floor means "p at most this", and prints as `p ≤ …`."""
+    m = int(np.count_nonzero(np.asarray(differences, dtype=float)))
+    return 0.0 if 2 ** m <= n_resamples else 2 / (n_resamples + 1)
 
 
 @dataclass(frozen=True)
@@ -256,10 +293,21 @@ def _rejection_regions(n: int, discordance: float, alpha: float) -> tuple[np.nda
     return np.concatenate(ms), np.concatenate(ks), np.concatenate(weights)
 
 
+def family_alpha(family_size: int, *, alpha: float = 1 - CONFIDENCE) -> float:
+    """The level one comparison of a Holm family of `family_size` is sure to be judged at:
+    alpha / family_size. Holm's first step (the smallest p-value) uses exactly this level and
+    later steps a larger one, so power computed here is the conservative figure for every
+    comparison of the family (and the exact one under Bonferroni)."""
+    if family_size < 1:
+        raise ValueError("a family holds at least one comparison")
+    return alpha / family_size
+
+
 def mcnemar_power(n: int, discordance: float, difference: float, *, alpha: float = 1 - CONFIDENCE,
-                  regions: tuple | None = None) -> float:
+                  family_size: int = settings.FAMILY_SIZE, regions: tuple | None = None) -> float:
     """Power of the two-sided exact McNemar test on n paired questions, when a share
-    `discordance` of them is answered by exactly one run and B's recall exceeds A's by `difference`.
+    `discordance` of them is answered by exactly one run and B's recall exceeds A's by `difference`,
+    judged at `family_alpha(family_size)` (alpha itself for a comparison judged alone).
 
     Sums over the number of discordant questions (binomial in n) and, given it, over B's wins
     (binomial with p = (discordance + difference) / (2 * discordance)).
@@ -267,16 +315,19 @@ def mcnemar_power(n: int, discordance: float, difference: float, *, alpha: float
     if not 0 < discordance <= 1 or not 0 <= difference <= discordance:
         return math.nan
     p_win = (discordance + difference) / (2 * discordance)
-    ms, ks, weights = regions if regions is not None else _rejection_regions(n, discordance, alpha)
+    level = family_alpha(family_size, alpha=alpha)
+    ms, ks, weights = regions if regions is not None else _rejection_regions(n, discordance, level)
     return float(np.sum(weights * stats.binom.pmf(ks, ms, p_win)))
 
 
 def minimum_detectable_difference(n: int, discordance: float, *, power: float = settings.POWER,
-                                  alpha: float = 1 - CONFIDENCE) -> float:
+                                  alpha: float = 1 - CONFIDENCE,
+                                  family_size: int = settings.FAMILY_SIZE) -> float:
     """The smallest paired difference in recall that the exact McNemar test detects with the
-    given power on n questions, at a given share of discordant questions; NaN when even
-    `discordance` itself (every disagreement a win) is not detectable."""
-    regions = _rejection_regions(n, discordance, alpha)
+    given power on n questions, at a given share of discordant questions, judged at the family's
+    level `family_alpha(family_size)`: a table of 8 comparisons needs a larger difference than one
+    comparison alone. NaN when even `discordance` itself (every disagreement a win) is not detectable."""
+    regions = _rejection_regions(n, discordance, family_alpha(family_size, alpha=alpha))
     if mcnemar_power(n, discordance, discordance, regions=regions) < power:
         return math.nan
     lo, hi = 0.0, discordance
@@ -284,3 +335,26 @@ def minimum_detectable_difference(n: int, discordance: float, *, power: float = 
         mid = (lo + hi) / 2
         lo, hi = (lo, mid) if mcnemar_power(n, discordance, mid, regions=regions) >= power else (mid, hi)
     return hi
+
+
+def equivalence_power(n: int, discordance: float, *, margin: float = settings.EQUIVALENCE_MARGIN,
+                      recall: float = settings.POWER_RECALL, alpha: float = 1 - CONFIDENCE,
+                      draws: int = settings.POWER_DRAWS, seed: int = SEED) -> float:
+    """Probability that `paired_proportion_tost` shows equivalence within +-margin on n paired
+    questions when the two runs truly do equally well (recall `recall` each, a share
+    `discordance` answered by one run only, half each way): the power of an "equivalent" verdict.
+
+    Estimated from `draws` seeded paired tables (its standard error is at most 0.5 / sqrt(draws));
+    each distinct table's 1 - 2*alpha Newcombe interval is computed once.
+    """
+    half = discordance / 2
+    cells = [recall - half, half, half, 1 - recall - half]  # both, only B, only A, neither
+    if min(cells) < 0:
+        raise ValueError("discordance / 2 must fit under both recall and 1 - recall")
+    tables, counts = np.unique(np.random.default_rng(seed).multinomial(n, cells, size=draws), axis=0,
+                               return_counts=True)
+    shown = 0
+    for table, count in zip(tables, counts, strict=True):
+        lo, hi = newcombe_interval(*map(int, table), confidence=1 - 2 * alpha)
+        shown += count * (-margin < lo and hi < margin)
+    return float(shown / draws)
