@@ -300,3 +300,11 @@ def test_an_unanswerable_question_has_no_fragments(tmp_path):
             "fragments": ["%d"]}
     with pytest.raises(GoldenError, match="no 'also' or 'fragments'"):
         load_golden(write_golden(tmp_path, line))
+
+
+def test_a_definition_term_and_its_definition_are_one_answer_unit():
+    soup = BeautifulSoup("<dl><dt>read_fwf</dt><dd><p>Read fixed-width lines.</p></dd>"
+                         "<dt>read_csv</dt><dd><p>Read comma-separated values.</p></dd></dl>", "lxml")
+    assert golden_checks.fragments_problem("Read fixed-width lines.", ["read_fwf"], [soup], "p") is None
+    assert golden_checks.fragments_problem("Read comma-separated values.", ["read_fwf"], [soup], "p") \
+        .startswith("fragments are not in the quote's block or table row in p")

@@ -108,7 +108,9 @@ def test_pooled_also_places_are_counted_in_the_pool_record(name):
     """Every `also` place in the golden file is one the pool record counts, none more, none fewer."""
     record = json.loads((SETS[name].file.parent / "pool" / f"{name}.json").read_text(encoding="utf-8"))
     questions = load_golden(SETS[name].file)
-    assert record["set"] == name and record["questions"] == sum(q.answerable for q in questions)
+    retired, replacements = retired_questions(name)
+    pooled = sum(q.answerable and q.id not in replacements for q in questions) + retired["answerable"]
+    assert record["set"] == name and record["questions"] == pooled
     assert sum(len(q.also) for q in questions) == record["also_places"] > 0
     assert sum(bool(q.also) for q in questions) == record["questions_with_also"]
     assert record["places_marked_answering"] == record["also_places"] + record["rejected_places"]
@@ -194,3 +196,48 @@ def test_every_table_question_carries_its_rows_key(golden_set):
                 missing.append((q.id, doc, expected))
     assert missing == []
     assert sum(bool(q.fragments) for q in questions) >= (41 if spec_.corpus == "python" else 25)
+
+
+RETIRED = GOLDEN_DIR / "retired.jsonl"
+
+
+def retired_questions(name: str) -> tuple[dict, set[str]]:
+    """For one set: how many of its retired questions were answerable when pooled, and the ids of
+    their replacements (which carry the pooled judgments over, or were never pooled)."""
+    prefix = "pd" if name == "pandas" else "q"
+    lines = [json.loads(line) for line in RETIRED.read_text(encoding="utf-8").splitlines()]
+    mine = [r for r in lines if re.fullmatch(rf"{prefix}\d+", r["id"])]
+    answerable = sum(r["id"] != "pd109" for r in mine)  # pd109 was pooled as unanswerable
+    return {"answerable": answerable}, {r["replaced_by"] for r in mine}
+
+
+def test_a_retired_id_is_never_reused_and_its_replacement_exists():
+    """A changed question gets a new id; the old id never comes back (q001-q130 keep theirs)."""
+    retired = [json.loads(line) for line in RETIRED.read_text(encoding="utf-8").splitlines()]
+    ids = {q.id for spec in SETS.values() for q in load_golden(spec.file)}
+    assert retired and all(r["id"] not in ids and r["replaced_by"] in ids and r["why"] for r in retired)
+    assert not any(int(r["id"][1:]) <= 130 for r in retired if r["id"].startswith("q"))
+    assert len({r["id"] for r in retired} | {r["replaced_by"] for r in retired}) == 2 * len(retired)
+
+
+# A gold quote found in two blocks of its page is credited in either; reviewed, each says why
+# every occurrence answers (data/golden/README.md). Anything else must be made unique by fragments.
+EVERY_OCCURRENCE_ANSWERS = {"q039", "q112", "q113", "q304", "pd085", "pd091"}
+
+
+def test_a_gold_answer_unit_is_one_place_on_its_page_unless_reviewed(golden_set):
+    from course_lib.evaluation.golden_checks import block_texts
+    spec, questions, _ = golden_set
+    corpus, blocks_of = ensure_corpus(corpus=spec.corpus), {}
+    repeated = []
+    for q in questions:
+        if not q.answerable or q.id in EVERY_OCCURRENCE_ANSWERS:
+            continue
+        if q.doc not in blocks_of:
+            blocks_of[q.doc] = block_texts([visible_soup((corpus / q.doc).read_text("utf-8"))])
+        blocks = blocks_of[q.doc]
+        holding_quote = sum(normalize(q.evidence) in text for text in blocks)
+        holding_unit = sum(all(normalize(piece) in text for piece in q.unit) for text in blocks)
+        if holding_quote > 1 and (not q.fragments or holding_unit > 1):
+            repeated.append(q.id)
+    assert repeated == []

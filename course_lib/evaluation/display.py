@@ -99,16 +99,16 @@ def signed(value: float, digits: int = settings.DISPLAY_DIGITS) -> str:
 
 
 def sensitivity_table(rows: Sequence[Mapping]) -> HTML:
-    """Lesson 02's one-time table: each pipeline's metrics under the judge and under section
-    credit, and how much the section rule adds (from `evaluate.sensitivity`)."""
+    """Lesson 02's one-time table: each pipeline's metrics under the judge (the whole answer
+    unit), and how much the quote alone and section credit would add (from `sensitivity`)."""
     headers = ["pipeline", "n"]
     for metric in HEADLINE_METRICS:
-        headers += [f"{metric} (evidence)", f"{metric} (section credit)", "shift"]
+        headers += [f"{metric} (answer unit)", "quote alone adds", "section credit adds"]
     out = []
     for row in rows:
         cells = [html.escape(str(row["pipeline"])), str(row["n"])]
         for metric in HEADLINE_METRICS:
-            cells += [fmt(row["evidence"][metric]), fmt(row["section"][metric]),
+            cells += [fmt(row["evidence"][metric]), html.escape(signed(row["quote_shift"][metric])),
                       html.escape(signed(row["shift"][metric]))]
         out.append(("", cells))
     return html_table(headers, out)

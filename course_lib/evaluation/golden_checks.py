@@ -8,7 +8,8 @@ removed) inside ONE block: one paragraph, list item, table cell, definition term
 heading or code block, never across two. A quote inside one block can be kept whole by any
 chunker that respects blocks, so the judge measures retrieval rather than formatting. The
 question's `fragments` (the rest of its answer unit) must each be on the page too, all within the
-quote's block or the quote's table row (`<tr>`: a key cell beside the answering cell). Each
+quote's block, its table row (`<tr>`: a key cell beside the answering cell) or its definition entry
+(a `<dt>` term with its `<dd>` definitions). Each
 `also` place is checked the same way on its own page (no section needed).
 """
 from __future__ import annotations
@@ -117,12 +118,25 @@ def quote_problem(quote: str, nodes, where: str) -> str | None:
     return None
 
 
+def _entries(node: Tag) -> list[str]:
+    """Each table row and each definition entry (a term with its definitions) under a node."""
+    rows = [tr.get_text(" ") for tr in ([node] if node.name == "tr" else node.find_all("tr"))]
+    terms = [node] if node.name == "dt" else node.find_all("dt")
+    for term in terms:
+        definitions = []
+        for sibling in term.find_next_siblings(["dt", "dd"]):
+            if sibling.name == "dt":
+                break
+            definitions.append(sibling.get_text(" "))
+        rows.append(" ".join([term.get_text(" "), *definitions]))
+    return rows
+
+
 def unit_texts(nodes) -> list[str]:
-    """Normalised text of every unit an answer may span: each block (`block_texts`) and each table
-    row, whose cells together are one answer (the key and the value)."""
-    rows = [normalize(tr.get_text(" ")) for node in nodes if isinstance(node, Tag)
-            for tr in ([node] if node.name == "tr" else node.find_all("tr"))]
-    return block_texts(nodes) + rows
+    """Normalised text of every unit an answer may span: each block (`block_texts`), each table
+    row (the key cell and the value cell) and each definition entry (the term and its definition)."""
+    return block_texts(nodes) + [normalize(text) for node in nodes if isinstance(node, Tag)
+                                 for text in _entries(node)]
 
 
 def fragments_problem(quote: str, fragments, nodes, where: str) -> str | None:
@@ -137,7 +151,7 @@ def fragments_problem(quote: str, fragments, nodes, where: str) -> str | None:
     wanted = [normalize(piece) for piece in (quote, *fragments)]
     if not any(all(piece in unit for piece in wanted) for unit in unit_texts(nodes)):
         return (f"fragments are not in the quote's block or table row in {where} — an answer unit "
-                f"is one paragraph, item, code block or row")
+                f"is one paragraph, item, code block, table row or definition entry")
     return None
 
 
