@@ -197,3 +197,21 @@ def test_every_word_agrees_with_the_interval_printed_beside_it(metric):
                 assert c.decision.level == pytest.approx(1 - alpha)
             seen.add(word(c))
     assert seen == {"gain", "loss", "equivalent", "cannot tell"}  # every word was exercised
+
+
+def test_holm_columns_corrects_each_column_once_and_the_table_keeps_it():
+    from course_lib.evaluation.verdicts import holm_columns
+    rng = np.random.default_rng(3)
+    effects = []
+    for name in ("a", "b", "c"):
+        pair = []
+        for _ in range(2):
+            a = rng.integers(0, 2, 120)
+            b = np.where(rng.random(120) < 0.2, 1 - a, a)
+            pair.append(compare_values(a, b, metric="recall@5"))
+        effects.append((name, *pair))
+    adjusted = holm_columns(effects, family_kind="secondary")
+    assert [name for name, _, _ in adjusted] == ["a", "b", "c"]
+    assert all(d.family == 3 and t.family == 3 and t.family_kind == "secondary" for _, d, t in adjusted)
+    # split by row, the table keeps the column's correction instead of re-correcting over one row
+    assert "Holm" in technique_table(adjusted[:1]).data and adjusted[0][2].family == 3

@@ -173,6 +173,15 @@ def verdict_table(comparisons: Sequence[Comparison], *, holm: bool = True, famil
     return HTML(table.data + _caption(comparisons))
 
 
+def holm_columns(effects: Sequence[tuple[str, Comparison, Comparison]], *,
+                 family_kind: str | None = None) -> list[tuple[str, Comparison, Comparison]]:
+    """Lesson 09's effects with the dev column and the test column each corrected as ONE Holm
+    family: pass the result to `technique_table` and `forest_plot` so a table split by metric, or
+    a plot of one metric, still shows the verdicts of the whole family."""
+    dev, test = _columns(effects, family_kind)
+    return [(name, d, t) for (name, _, _), d, t in zip(effects, dev, test, strict=True)]
+
+
 def _columns(effects: Sequence[tuple[str, Comparison, Comparison]],
              family_kind: str | None) -> tuple[list[Comparison], list[Comparison]]:
     """The dev and the test column of lesson 09's effects, each its own Holm family (kept as
