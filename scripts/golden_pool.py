@@ -3,6 +3,7 @@
     python scripts/golden_pool.py build python --batches /tmp/pool-python
     python scripts/golden_pool.py pages python --batches /tmp/pool-python [--per-batch 20]
     python scripts/golden_pool.py apply python --batches /tmp/pool-python --verdicts DIR
+    python scripts/golden_pool.py unique python
 
 `build` runs every registered pipeline (lessons 01-07) and every peer library (lesson 10) on every
 question of the set, both splits, keeps each one's top DEPTH chunks, and pools them per question:
@@ -21,6 +22,12 @@ itself) and writes the `also` places into the golden file, replacing earlier one
 record (data/golden/pool/SET.json): which systems were pooled at what depth, how many items were
 pooled, read and found to answer, per question. The judgments are data made once: they are not
 re-made after tuning, and a question is never dropped here.
+
+`unique` is the leave-one-system-out check of a finished pool: for each system, how many `also`
+places come from a page that it alone pooled for that question, and on how many questions every
+`also` place does. Those are the judgments the pool would lack without that system, so a system
+with many of them is judged partly by places only it could find. (A replacement question of
+data/golden/retired.jsonl is looked up under the id it replaced.)
 """
 from __future__ import annotations
 
@@ -220,14 +227,44 @@ def apply(name: str, verdict_dir: Path, batches: Path) -> int:
     return 0
 
 
+def unique_contributions(name: str) -> dict[str, dict[str, int]]:
+    """Per system: `also` places from a page only it pooled for the question, and questions all of
+    whose `also` places are such pages (the leave-one-system-out check)."""
+    with gzip.open(POOL_DIR / f"{name}.pooled.json.gz", "rt", encoding="utf-8") as handle:
+        pooled = json.load(handle)
+    retired = [json.loads(line) for line in (SETS[name].parent / "retired.jsonl").read_text().splitlines()]
+    original = {r["replaced_by"]: r["id"] for r in retired}
+    counts = {system: {"places": 0, "questions": 0} for system in pooled["systems"]}
+    for q in load_golden(SETS[name]):
+        items = pooled["questions"].get(original.get(q.id, q.id), {})
+        only = []
+        for place in q.also:
+            pooled_by = {s for key, item in items.items() if key.split("#")[0] == place.doc for s in item["systems"]}
+            only.append(next(iter(pooled_by)) if len(pooled_by) == 1 else None)
+        for system in filter(None, only):
+            counts[system]["places"] += 1
+        if only and only[0] is not None and len(set(only)) == 1:
+            counts[only[0]]["questions"] += 1
+    return counts
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("verb", choices=["build", "pages", "apply"])
+    parser.add_argument("verb", choices=["build", "pages", "apply", "unique"])
     parser.add_argument("set", choices=list(SETS))
-    parser.add_argument("--batches", type=Path, required=True, help="folder of the reading batches")
+    parser.add_argument("--batches", type=Path, help="folder of the reading batches (build, pages, apply)")
     parser.add_argument("--verdicts", type=Path, help="folder of the readers' verdict files (apply)")
     parser.add_argument("--per-batch", type=int, default=20, help="questions per reading file (pages)")
     args = parser.parse_args(argv)
+    if args.verb == "unique":
+        counts = unique_contributions(args.set)
+        print("| system | also places only it pooled | questions all of whose also places only it pooled |")
+        print("|---|---:|---:|")
+        for system, c in counts.items():
+            print(f"| {system} | {c['places']} | {c['questions']} |")
+        return 0
+    if args.batches is None:
+        parser.error(f"{args.verb} needs --batches")
     if args.verb == "build":
         build(args.set, args.batches, args.per_batch)
         return 0

@@ -241,3 +241,19 @@ def test_a_gold_answer_unit_is_one_place_on_its_page_unless_reviewed(golden_set)
         if holding_quote > 1 and (not q.fragments or holding_unit > 1):
             repeated.append(q.id)
     assert repeated == []
+
+
+@pytest.mark.parametrize("name", ["python", "pandas"])
+def test_the_leave_one_system_out_table_is_the_pools_own(name):
+    """The README's leave-one-system-out table states what `golden_pool.py unique` computes."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("golden_pool", REPO_ROOT / "scripts" / "golden_pool.py")
+    pool = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(pool)
+    counts = pool.unique_contributions(name)
+    readme = (GOLDEN_DIR / "README.md").read_text(encoding="utf-8")
+    column = 1 if name == "python" else 3
+    for system, c in counts.items():
+        row = re.search(rf"^\| {re.escape(system)} \| (\d+) \| (\d+) \| (\d+) \| (\d+) \|$", readme, re.MULTILINE)
+        assert row, system
+        assert (int(row[column]), int(row[column + 1])) == (c["places"], c["questions"]), system

@@ -273,3 +273,16 @@ def test_equivalence_power_by_simulation_and_its_shape():
     assert by_discordance == sorted(by_discordance, reverse=True)
     with pytest.raises(ValueError):
         equivalence_power(100, 0.5, recall=0.9)
+
+
+def test_non_inferiority_of_a_comparison_that_can_only_lose():
+    from course_lib.evaluation.intervals import paired_non_inferiority
+    a = np.array([1] * 150 + [0] * 50)        # eight chunks: 150 of 200 questions
+    close = a.copy()
+    close[:3] = 0                             # four chunks lose 3: -0.015
+    far = a.copy()
+    far[:30] = 0                              # ... or 30: -0.15
+    near = paired_non_inferiority(a, close, margin=0.05)
+    assert near.estimate == pytest.approx(-0.015) and near.lo < near.bound < near.estimate <= near.hi
+    assert near.shown and not paired_non_inferiority(a, far, margin=0.05).shown
+    assert paired_non_inferiority(a, a).estimate == 0 and paired_non_inferiority(a, a).shown

@@ -18,17 +18,19 @@ excludes 0" is the same statement as "the test rejected no difference", by const
 `inverted_interval` finds the edges by bisection and places 0 on the side the decision says, so
 neither a floating-point tie nor two methods that differ at the edge can make the printed
 interval contradict the word. These intervals are each read for ONE decision; they are not
-simultaneous intervals for the whole family.
+simultaneous intervals for the whole family. `paired_non_inferiority` is the one-sided question
+for a comparison that can only go one way (lesson 08's four prompted chunks against eight).
 """
 from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
-from course_lib.evaluation.stats import newcombe_interval, sign_draws, sign_flip_p
-from course_lib.settings import CONFIDENCE, N_RESAMPLES, SEED
+from course_lib.evaluation.stats import newcombe_interval, paired_proportion_interval, sign_draws, sign_flip_p
+from course_lib.settings import CONFIDENCE, EQUIVALENCE_MARGIN, N_RESAMPLES, SEED
 
 BISECTION_STEPS = 22  # edges to within 5e-7 on a range of 2: far below the three decimals printed
 
@@ -120,3 +122,35 @@ def sign_flip_interval(differences: Sequence[float], *, alpha: float = 1 - CONFI
 
     bounds = (min(-1.0, float(d.min())), max(1.0, float(d.max())))
     return inverted_interval(accepts, estimate=float(d.mean()), rejected=rejected, bounds=bounds, null=0.0)
+
+
+@dataclass(frozen=True)
+class NonInferiority:
+    """B is no worse than A by more than `margin`: the one-sided test that suits a comparison
+    whose wins are impossible by construction (four prompted chunks can only lose against eight),
+    where a two-sided test of "no difference" asks a question with one answer.
+
+    `estimate` is B - A with its two-sided `lo`, `hi` interval at `confidence`; `bound` is the
+    one-sided lower bound at the same alpha (the lower edge of the 1 - 2*alpha interval), and
+    non-inferiority is shown when it lies above -margin (`shown`)."""
+
+    estimate: float
+    lo: float
+    hi: float
+    bound: float
+    margin: float
+    confidence: float
+
+    @property
+    def shown(self) -> bool:
+        return self.bound > -self.margin
+
+
+def paired_non_inferiority(a: np.ndarray, b: np.ndarray, *, margin: float = EQUIVALENCE_MARGIN,
+                           confidence: float = CONFIDENCE) -> NonInferiority:
+    """Non-inferiority of paired yes/no run B against A within `margin`, on Newcombe's interval:
+    the estimate with its `confidence` interval, and the one-sided lower bound at 1 - confidence."""
+    a, b = np.asarray(a, dtype=bool), np.asarray(b, dtype=bool)
+    lo, hi = paired_proportion_interval(a, b, confidence=confidence)
+    bound, _ = paired_proportion_interval(a, b, confidence=1 - 2 * (1 - confidence))
+    return NonInferiority(float(b.mean() - a.mean()), lo, hi, bound, margin, confidence)
