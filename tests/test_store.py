@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import getpass
 import hashlib
+import os
 import shutil
 import signal
 import subprocess
@@ -333,9 +334,14 @@ def test_missing_extension_is_one_line_with_advice():
     assert "\n" not in str(err.value)
 
 
-def test_embedded_server_data_dir_is_per_user_and_writable(monkeypatch, tmp_path):
+def test_embedded_server_data_dir_is_per_user_and_private(monkeypatch, tmp_path):
     monkeypatch.delenv("COURSE_PG_DIR", raising=False)
-    assert server.default_data_dir().name == f"course_lib-pg-{getpass.getuser()}"
+    monkeypatch.setenv("COURSE_CACHE_DIR", str(tmp_path / "cache"))
+    folder = server.default_data_dir()
+    assert folder == tmp_path / "cache" / f"postgres-{getpass.getuser()}" / "data"
+    assert not str(folder).startswith(tempfile.gettempdir() + "/course_lib-pg-")
+    assert folder.parent.stat().st_mode & 0o777 == 0o700 and folder.parent.stat().st_uid == os.geteuid()
+    assert server.default_data_dir() == folder  # the same private folder again
     monkeypatch.setenv("COURSE_PG_DIR", str(tmp_path))
     assert server.default_data_dir() == tmp_path
     monkeypatch.setenv("DATABASE_URL", "postgresql://elsewhere/db")
@@ -357,3 +363,31 @@ def test_growth_copies_and_binary_load_match_numpy(url):
     assert point.n == len(grown) and len(point.hnsw) == len(point.exact_sql) == len(point.numpy) == 2
     assert point.row()["vectors"] == len(grown)
     conn.close()
+
+
+def test_private_folder_refuses_what_another_user_could_control(tmp_path, monkeypatch):
+    open_to_all = tmp_path / "shared"
+    open_to_all.mkdir()
+    open_to_all.chmod(0o777)
+    link = tmp_path / "link"
+    link.symlink_to(tmp_path / "elsewhere", target_is_directory=True)
+    for folder in (open_to_all, link):
+        with pytest.raises(server.StoreError, match="not private"):
+            server.private_folder(folder)
+    mine = tmp_path / "mine"
+    mine.mkdir(mode=0o700)
+    someone_else = os.geteuid() + 1
+    monkeypatch.setattr(server.os, "geteuid", lambda: someone_else)  # as if another user made it
+    with pytest.raises(server.StoreError, match="COURSE_PG_DIR"):
+        server.private_folder(mine)
+
+
+def test_read_only_cache_falls_back_to_a_fresh_temp_folder(monkeypatch, tmp_path):
+    monkeypatch.delenv("COURSE_PG_DIR", raising=False)
+    monkeypatch.setattr(server, "private_folder", lambda folder: (_ for _ in ()).throw(PermissionError(folder)))
+    first, second = server.default_data_dir(), server.default_data_dir()
+    try:
+        assert first != second and first.parent.stat().st_mode & 0o777 == 0o700
+    finally:
+        for folder in (first, second):
+            shutil.rmtree(folder.parent, ignore_errors=True)

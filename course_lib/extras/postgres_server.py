@@ -1,7 +1,7 @@
 """Where lesson 11's PostgreSQL comes from: an embedded server, or any server by URL.
 
 `embedded_server()` starts a real PostgreSQL 16 with pgvector (the PyPI package `pgserver`) in a
-per-user folder and stops it on exit, or hands back `DATABASE_URL` when that names another server;
+private per-user folder and stops it on exit, or hands back `DATABASE_URL` when that names another server;
 `connect()` opens a psycopg 3 connection with an error a learner can act on. `course_lib.extras.postgres`
 builds the index on top; the errors of both live here.
 """
@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import getpass
 import os
+import stat
 import tempfile
 import warnings
 from collections.abc import Iterator
@@ -62,13 +63,41 @@ class StaleIndexError(StoreError):
 
 
 def default_data_dir() -> Path:
-    """A per-user writable folder for the embedded server's data (`COURSE_PG_DIR` overrides it).
+    """A private per-user folder for the embedded server's data (`COURSE_PG_DIR` overrides it).
 
-    Not the course cache: a classroom may share that read-only, and PostgreSQL needs to own and
-    write its data folder. The index is rebuilt from the corpus, so a temp folder is enough.
+    `<course cache>/postgres-<user>/data`, its parent created 0700 and refused when another user
+    owns it or can write to it (a predictable folder under /tmp could be pre-created by anyone).
+    When the cache is a read-only share, a fresh `tempfile.mkdtemp` folder instead: the index is
+    rebuilt from the corpus, so losing it costs time, not data.
     """
     override = os.environ.get("COURSE_PG_DIR")
-    return Path(override) if override else Path(tempfile.gettempdir()) / f"course_lib-pg-{getpass.getuser()}"
+    if override:
+        return Path(override)
+    from course_lib.infra.paths import cache_dir
+
+    try:
+        return private_folder(cache_dir() / f"postgres-{getpass.getuser()}") / "data"
+    except OSError:  # a read-only or missing cache folder; a foreign one is a StoreError
+        return Path(tempfile.mkdtemp(prefix="course_lib-pg-")) / "data"
+
+
+def private_folder(folder: Path) -> Path:
+    """`folder`, created with mode 0700, or an existing one that only this user owns and can write.
+
+    Raises `StoreError` for a symlink, a file, or a folder owned by (or writable for) someone
+    else: PostgreSQL would run on data another user controls.
+    """
+    try:
+        folder.mkdir(mode=0o700)
+        return folder
+    except FileExistsError:
+        pass
+    info = folder.lstat()
+    foreign = stat.S_ISLNK(info.st_mode) or not stat.S_ISDIR(info.st_mode) or info.st_uid != os.geteuid()
+    if foreign or info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+        raise StoreError(f"the embedded server's folder {folder} is not private to this user",
+                         hint="remove it, or set COURSE_PG_DIR to a folder of your own")
+    return folder
 
 
 @contextmanager
