@@ -1,9 +1,10 @@
-"""How much section credit moves each lesson pipeline: recall@5 / recall@20 / MRR, both judges.
+"""How much the quote alone and section credit move each lesson pipeline: recall@5 / recall@20 / MRR.
 
     python scripts/judge_sensitivity.py [--pipelines naive,clean,...] [--out FILE]
 
 Each pipeline is searched ONCE over every golden question; the same rankings are then judged by
-the evidence rule (the course's judge) and by section credit (`evaluate.rejudge`), and split into
+the course's judge (the whole answer unit), by the quote alone (the earlier rule) and by section
+credit (`metrics.rejudge`), and split into
 dev and test. Slow the first time: chunk embeddings are cached in .cache/, but the re-ranked
 pipeline encodes token vectors for its shortlists. Prints a Markdown table and writes the
 figures as JSON (default .cache/judge_sensitivity.json).
@@ -37,12 +38,12 @@ def split_run(run: RunResult, split: str) -> RunResult:
 
 
 def markdown(rows: list[dict]) -> str:
-    """One line per pipeline and split: each metric as evidence / section (shift)."""
-    head = "| pipeline | split | n | " + " | ".join(f"{m} evidence | {m} section" for m in METRICS) + \
-        " | recall@budget (evidence) |"
-    lines = [head, "|" + "---|" * (4 + 2 * len(METRICS))]
+    """One line per pipeline and split: each metric under the judge, the quote alone and section credit."""
+    columns = " | ".join(f"{m} judge | {m} quote alone | {m} section" for m in METRICS)
+    head = f"| pipeline | split | n | {columns} | recall@budget (judge) |"
+    lines = [head, "|" + "---|" * (4 + 3 * len(METRICS))]
     for row in rows:
-        cells = [f"{row['evidence'][m]:.3f} | {row['section'][m]:.3f} ({row['shift'][m]:+.3f})"
+        cells = [f"{row['evidence'][m]:.3f} | {row['quote'][m]:.3f} | {row['section'][m]:.3f}"
                  for m in METRICS]
         lines.append(f"| {row['pipeline']} | {row['split']} | {row['n']} | " + " | ".join(cells)
                      + f" | {row['recall@budget']:.3f} |")
