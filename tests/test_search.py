@@ -1,6 +1,7 @@
 """Unit tests of course_lib.core.retrieve: tokenizers, BM25 and its idf, dense search, fusion, filters."""
 from __future__ import annotations
 
+import gc
 import threading
 import time
 
@@ -264,6 +265,34 @@ def test_hybrid_runs_retrievers_concurrently():
     sequential = HybridRetriever(slow, parallel=False)
     sequential.search("q")
     assert sequential.last_timings["total"] >= 0.6  # a lower bound: sleeps cannot finish early
+
+
+def pool_threads(hybrid: HybridRetriever) -> list[threading.Thread]:
+    hybrid.search("q")  # a ThreadPoolExecutor starts its threads on the first submit
+    threads = list(hybrid._pool._threads)
+    assert threads and all(t.is_alive() for t in threads)
+    return threads
+
+
+def test_hybrid_thread_pool_stops_with_its_owner():
+    def make() -> HybridRetriever:
+        return HybridRetriever([FakeRetriever(n, [Hit(0, 1.0)]) for n in ("bm25", "dense")], parallel=True)
+
+    closed = make()
+    threads = pool_threads(closed)
+    closed.close()
+    assert not any(t.is_alive() for t in threads)
+    assert closed.search("q") == [Hit(0, 1 / 61 + 1 / 61)]  # still answers, one after the other
+    with make() as scoped:
+        threads = pool_threads(scoped)
+    assert not any(t.is_alive() for t in threads)
+    dropped = make()
+    threads = pool_threads(dropped)
+    del dropped
+    gc.collect()
+    for t in threads:
+        t.join(timeout=5)
+    assert not any(t.is_alive() for t in threads)
 
 
 def test_hybrid_runs_retrievers_one_after_the_other_by_default():

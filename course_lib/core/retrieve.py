@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 import time
+import weakref
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -16,7 +17,7 @@ from typing import Literal, Protocol
 import numpy as np
 
 from course_lib import settings
-from course_lib.infra import models
+from course_lib.infra import models, onnx_encoder
 from course_lib.records import Chunk, Hit
 
 Where = Callable[[Chunk], bool]  # a `Filter`, or any predicate a learner writes
@@ -121,14 +122,20 @@ class DenseRetriever:
     The chunk vectors come from `models.embed` (disk-cached) unless `vectors` are passed, e.g.
     to compare models or to test. Queries go through `models.embed` too; `cache_queries=False`
     skips its disk cache, which the latency lesson uses to show what that cache is worth.
+    `query_encoder="onnx"` (or "onnx-int8") embeds queries on ONNX Runtime instead
+    (`course_lib.infra.onnx_encoder`; no disk cache for them); the chunk vectors stay PyTorch's.
     """
 
     name = "dense"
 
     def __init__(self, chunks: Sequence[Chunk], *, model: str | None = None,
-                 vectors: np.ndarray | None = None, cache_queries: bool = True):
+                 vectors: np.ndarray | None = None, cache_queries: bool = True,
+                 query_encoder: str = "torch"):
+        if query_encoder not in onnx_encoder.ENCODERS:
+            raise ValueError(f"query_encoder must be one of {onnx_encoder.ENCODERS}, not {query_encoder!r}")
         self.chunks = list(chunks)
         self.model = model
+        self.query_encoder = query_encoder
         self.cache_queries = cache_queries
         if vectors is None:
             # No bar: a lesson shows results, not "Batches: 37%" debris (lesson 01 shows cold cost).
@@ -140,6 +147,8 @@ class DenseRetriever:
 
     def embed_query(self, query: str) -> np.ndarray:
         """The query's unit vector, from the same model as the chunks."""
+        if self.query_encoder != "torch":
+            return onnx_encoder.embed_queries([query], model=self.model, encoder=self.query_encoder)[0]
         return models.embed([query], model=self.model, use_cache=self.cache_queries,
                             progress=False)[0]
 
@@ -241,7 +250,8 @@ class HybridRetriever:
     laptop, lesson 08 measured the threads slower: each retriever takes about a millisecond, BM25's
     posting walk is Python and holds the GIL, and the handoff to a thread costs every query.
     `last_timings` holds the seconds of each retriever, of the fusion and of the whole search,
-    for the latency lesson.
+    for the latency lesson. The pool's threads stop with `close()`, at the end of a `with` block,
+    or when the retriever is garbage-collected.
     """
 
     def __init__(self, retrievers: Sequence[Retriever], *,
@@ -268,7 +278,24 @@ class HybridRetriever:
         self.names = [n if names.count(n) == 1 else f"{n}#{i}" for i, n in enumerate(names)]
         self.name = "+".join(names) + f" ({fusion})"
         self.last_timings: dict[str, float] = {}
-        self._pool = ThreadPoolExecutor(len(retrievers)) if parallel else None
+        self._pool = ThreadPoolExecutor(len(retrievers), thread_name_prefix="hybrid") if parallel else None
+        # The finalizer holds the pool, not self, so a dropped retriever is collected and its threads end.
+        self._finalizer = weakref.finalize(self, self._pool.shutdown, wait=False) if self._pool else None
+
+    def close(self) -> None:
+        """Stop the thread pool and wait for its threads; later searches run one after the other."""
+        if self._pool is not None and self._finalizer is not None:
+            self._finalizer.detach()
+            self._pool.shutdown(wait=True)
+            self._pool = self._finalizer = None
+
+    def __enter__(self) -> HybridRetriever:
+        """The retriever itself; its thread pool is closed when the block ends."""
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        """Close the thread pool (see `close`)."""
+        self.close()
 
     def _timed(self, retriever: Retriever, query: str, n: int, where: Where | None, vector):
         start = time.perf_counter()
