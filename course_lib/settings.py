@@ -73,6 +73,7 @@ PROMPT_CHUNKS = 4  # the production write-up went from eight chunks to four
 RESULT_TTL_SECONDS = 300.0  # seconds a cached result stays valid
 RESULT_CACHE_SIZE = 1024  # lesson 08: distinct (query, filters) results kept
 QUERY_CACHE_SIZE = 4096  # lesson 08: query vectors kept in memory
+ONNX_OPSET = 17  # lesson 08: the ONNX opset the query encoder is exported at (TorchScript exporter)
 ANSWER_MAX_TOKENS = 500  # lesson 08: the longest answer asked of an LLM, where a key is configured
 
 # --- PostgreSQL + pgvector (lesson 11) --------------------------------------------------------

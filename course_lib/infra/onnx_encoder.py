@@ -1,0 +1,249 @@
+"""The bundled MiniLM on ONNX Runtime: the same sentence vectors, computed without PyTorch.
+
+Lesson 08's "serve it fast" step. The transformer is exported once, on the learner's machine,
+from the bundled weights (`torch.onnx.export`, TorchScript exporter, a few seconds, no download)
+and cached under COURSE_CACHE_DIR/onnx, keyed by the fingerprint of the model's files, so a
+changed model is exported again and a classroom's shared cache serves everyone's queries.
+ONNX Runtime then runs it; mean pooling over the attention mask and L2 normalisation are done
+here in NumPy exactly as sentence-transformers' MiniLM pipeline does them (same tokenizer, same
+`max_seq_length`), so float32 vectors equal PyTorch's to the last few bits.
+
+`quantize="int8"` adds dynamic int8 weights (`onnxruntime.quantization.quantize_dynamic`, no
+calibration): faster, but its vectors DIFFER (cosine about .95-.97), so it is a measured variant,
+never a silent default. Where `onnxruntime` is not installed, asking for ONNX raises a
+`ModelLoadError` that names the package: a choice of runtime should never fall back silently,
+because the figures would then describe another encoder than the one asked for.
+"""
+from __future__ import annotations
+
+import io
+import json
+import os
+import tempfile
+import warnings
+from collections.abc import Sequence
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+
+from course_lib import settings
+from course_lib.infra import models
+from course_lib.infra.errors import ModelLoadError
+from course_lib.infra.files import atomic_write
+from course_lib.infra.paths import cache_dir
+
+ENCODERS = ("torch", "onnx", "onnx-int8")  # what `encoder=` accepts; "torch" is the default everywhere
+QUANTIZATIONS = (None, "int8")
+INPUTS = ("input_ids", "attention_mask", "token_type_ids")
+exports = {"count": 0}  # how many exports this process ran (tests check that a cache is reused)
+
+
+def require_onnxruntime():
+    """The `onnxruntime` module, or a ModelLoadError that says which package to install."""
+    try:
+        import onnxruntime
+    except ImportError as err:
+        raise ModelLoadError(
+            "encoder='onnx' needs the package onnxruntime (and onnx to export), which is not "
+            "installed: `pip install onnxruntime onnx`, or use the default encoder='torch'."
+        ) from err
+    return onnxruntime
+
+
+def onnx_path(model: str | None = None, *, quantize: str | None = None,
+              root: Path | None = None) -> Path:
+    """Where the exported model lives: named by the model files' fingerprint, limit and variant."""
+    if quantize not in QUANTIZATIONS:
+        raise ValueError(f"quantize must be one of {QUANTIZATIONS}, not {quantize!r}")
+    variant = "float32" if quantize is None else quantize
+    limit = max_seq_length(model)
+    name = f"{models.model_fingerprint(model)}-max{limit}-{variant}.onnx"
+    return (root or cache_dir() / "onnx") / name
+
+
+def max_seq_length(model: str | None = None) -> int:
+    """The model's input limit from its sentence-transformers config, without loading PyTorch
+    (a cold start should not pay for the runtime it avoids); else from the loaded model."""
+    target, local = models.resolve_model(model)
+    config = Path(target) / "sentence_bert_config.json"
+    if local and config.is_file():
+        limit = json.loads(config.read_text()).get("max_seq_length")
+        if isinstance(limit, int):
+            return limit
+    return models.max_input_tokens(model)
+
+
+def _traced_module(model: str | None):
+    """The embedder's transformer wrapped to take the three inputs by name and return the token
+    vectors: recent transformers put `use_cache` where a tracer passes its third input."""
+    import torch
+
+    transformer = models.load_embedder(model)[0].auto_model.eval()
+
+    class TokenVectors(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.transformer = transformer
+
+        def forward(self, input_ids, attention_mask, token_type_ids):
+            return self.transformer(input_ids=input_ids, attention_mask=attention_mask,
+                                    token_type_ids=token_type_ids).last_hidden_state
+
+    return TokenVectors().eval()
+
+
+def export_onnx(model: str | None, path: Path) -> Path:
+    """Export the transformer to `path` (atomically), with batch and sequence length dynamic.
+
+    TorchScript exporter (`dynamo=False`): it needs no extra packages and takes about 6 s on
+    two cores. The example input has two texts of different lengths, so padding is traced.
+    """
+    import torch
+
+    tokenizer = models.load_tokenizer(model)
+    example = tokenizer(["an example", "a longer example, so that one text is padded"],
+                        padding=True, return_tensors="pt")
+    dynamic = {name: {0: "batch", 1: "tokens"} for name in (*INPUTS, "token_embeddings")}
+    buffer = io.BytesIO()
+    # The tracer warns that shape checks become constants; with dynamic axes they are the same
+    # for every input (the tests compare vectors at other lengths and batch sizes), so hush them.
+    with torch.no_grad(), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        torch.onnx.export(_traced_module(model), tuple(example[name] for name in INPUTS), buffer,
+                          input_names=list(INPUTS), output_names=["token_embeddings"],
+                          dynamic_axes=dynamic, opset_version=settings.ONNX_OPSET, dynamo=False)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write(path, buffer.getvalue())
+    exports["count"] += 1
+    return path
+
+
+def quantize_int8(source: Path, path: Path) -> Path:
+    """Dynamic int8 weights (no calibration data) from the float32 export, written atomically."""
+    require_onnxruntime()
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    with tempfile.TemporaryDirectory(dir=path.parent) as scratch:
+        partial = Path(scratch) / path.name
+        quantize_dynamic(str(source), str(partial), weight_type=QuantType.QInt8)
+        os.replace(partial, path)
+    exports["count"] += 1
+    return path
+
+
+def ensure_onnx(model: str | None = None, *, quantize: str | None = None,
+                root: Path | None = None) -> Path:
+    """The cached ONNX file of a model (and variant), exported (and quantised) only if absent."""
+    path = onnx_path(model, quantize=quantize, root=root)
+    if path.exists():
+        return path
+    source = onnx_path(model, root=root)
+    if not source.exists():
+        export_onnx(model, source)
+    return quantize_int8(source, path) if quantize else source
+
+
+@lru_cache(maxsize=8)
+def _session(path: Path, threads: int | None, stamp: int):
+    runtime = require_onnxruntime()
+    options = runtime.SessionOptions()
+    if threads:
+        options.intra_op_num_threads = threads
+    return runtime.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+
+
+def mean_pool(token_vectors: np.ndarray, mask: np.ndarray, *, normalize: bool = True) -> np.ndarray:
+    """sentence-transformers' mean pooling (masked mean, count clamped at 1e-9), then its
+    `Normalize` (L2, norm clamped at 1e-12): one row per text."""
+    weights = mask[..., None].astype(np.float32)
+    pooled = (token_vectors * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1e-9)
+    if not normalize:
+        return pooled.astype(np.float32)
+    norms = np.linalg.norm(pooled, axis=1, keepdims=True)
+    return (pooled / np.maximum(norms, 1e-12)).astype(np.float32)
+
+
+class OnnxEncoder:
+    """A sentence encoder with the call shape `models.embed` uses of a SentenceTransformer:
+    `encode(texts, batch_size=, normalize_embeddings=, ...)`, `get_embedding_dimension()`,
+    `max_seq_length`.
+
+    Texts are stripped and tokenized as sentence-transformers does (padding, truncation at the
+    model's `max_seq_length`). `threads` sets ONNX Runtime's intra-op threads (None: its default,
+    one per core). Construction exports on first use and reuses the cached file afterwards.
+    """
+
+    def __init__(self, model: str | None = None, *, quantize: str | None = None,
+                 threads: int | None = None, root: Path | None = None):
+        require_onnxruntime()
+        self.model = model
+        self.quantize = quantize
+        self.path = ensure_onnx(model, quantize=quantize, root=root)
+        self.tokenizer = models.load_tokenizer(model)
+        self.max_seq_length = max_seq_length(model)
+        self.session = _session(self.path, threads, self.path.stat().st_mtime_ns)
+        self.name = f"onnx-{quantize or 'float32'}:{model or models.DEFAULT_EMBEDDER}"
+        self._width: int | None = None
+
+    def token_vectors(self, texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+        """The transformer's output for one batch: (texts, tokens, dims) and the attention mask."""
+        batch = self.tokenizer([str(t).strip() for t in texts], padding=True,
+                               truncation="longest_first", max_length=self.max_seq_length,
+                               return_tensors="np")
+        feeds = {name: np.asarray(batch[name], np.int64) for name in INPUTS}
+        return self.session.run(None, feeds)[0], feeds["attention_mask"]
+
+    def encode(self, texts: Sequence[str] | str, *, batch_size: int = settings.EMBED_BATCH_SIZE,
+               normalize_embeddings: bool = False, **_ignored) -> np.ndarray:
+        """Sentence vectors (float32 rows), `batch_size` texts per run; a single string gives one
+        row. Keywords only a SentenceTransformer uses (progress bar, numpy conversion) are
+        accepted and ignored, so this drops in where `models.embed` calls `encode`."""
+        items = [texts] if isinstance(texts, str) else list(texts)
+        rows = [mean_pool(*self.token_vectors(items[i: i + batch_size]), normalize=normalize_embeddings)
+                for i in range(0, len(items), batch_size)]
+        if not rows:
+            return np.zeros((0, self.get_embedding_dimension()), np.float32)
+        found = np.concatenate(rows)
+        self._width = found.shape[1]
+        return found
+
+    def get_embedding_dimension(self) -> int:
+        """The vectors' width, read from the exported graph's output."""
+        if self._width is None:
+            self._width = int(self.encode(["width"]).shape[1])
+        return self._width
+
+
+@lru_cache(maxsize=8)
+def _load(model: str | None, quantize: str | None, threads: int | None, fingerprint: str) -> OnnxEncoder:
+    return OnnxEncoder(model, quantize=quantize, threads=threads)
+
+
+def load_encoder(model: str | None = None, *, encoder: str = "torch", threads: int | None = None):
+    """The query encoder `encoder` names: "torch" (the SentenceTransformer, the default), "onnx"
+    (float32 on ONNX Runtime, same vectors) or "onnx-int8" (dynamic int8, different vectors).
+
+    Cached per process and keyed by the model's fingerprint, like `models.load_embedder`.
+    """
+    if encoder not in ENCODERS:
+        raise ValueError(f"encoder must be one of {ENCODERS}, not {encoder!r}")
+    if encoder == "torch":
+        return models.load_embedder(model)
+    quantize = "int8" if encoder == "onnx-int8" else None
+    return _load(model, quantize, threads, models.model_fingerprint(model))
+
+
+def embed_queries(texts: Sequence[str], *, model: str | None = None, encoder: str = "torch",
+                  threads: int | None = None) -> np.ndarray:
+    """Unit vectors of queries from the encoder `encoder` names, computed now (no disk cache).
+
+    The query path of `DenseRetriever(query_encoder=...)`. ONNX vectors never enter
+    `models.embed`'s cache: they are not bit-identical to PyTorch's (int8 ones not even close),
+    and that cache and the shipped vectors are keyed by the PyTorch model. A service's
+    in-memory query cache still sits in front.
+    """
+    if encoder == "torch":
+        return models.embed(list(texts), model=model, use_cache=False, progress=False)
+    chosen = load_encoder(model, encoder=encoder, threads=threads)
+    return chosen.encode(list(texts), normalize_embeddings=True)

@@ -1,0 +1,98 @@
+"""The query encoder on ONNX Runtime: the same vectors as sentence-transformers, exported once."""
+from __future__ import annotations
+
+import sys
+
+import numpy as np
+import pytest
+
+from course_lib.core.retrieve import DenseRetriever
+from course_lib.evaluation.golden import load_golden
+from course_lib.infra import models, onnx_encoder
+from course_lib.infra.errors import ModelLoadError
+from course_lib.infra.paths import GOLDEN_FILE
+from course_lib.records import Chunk
+
+pytest.importorskip("onnxruntime")
+
+
+@pytest.fixture(scope="module")
+def root(tmp_path_factory):
+    """One export for the module (about 6 s), in a private folder."""
+    folder = tmp_path_factory.mktemp("cache") / "onnx"
+    onnx_encoder.ensure_onnx(root=folder)
+    return folder
+
+
+@pytest.fixture(scope="module")
+def questions() -> list[str]:
+    return [q.question for q in load_golden(GOLDEN_FILE)][:20]
+
+
+@pytest.mark.model
+def test_float32_vectors_equal_sentence_transformers(root, questions):
+    encoder = onnx_encoder.OnnxEncoder(root=root)
+    reference = models.load_embedder().encode(questions, normalize_embeddings=True)
+    batched = encoder.encode(questions, normalize_embeddings=True)
+    one_by_one = np.concatenate([encoder.encode([q], normalize_embeddings=True) for q in questions])
+    for found in (batched, one_by_one):
+        assert found.shape == reference.shape and found.dtype == np.float32
+        assert (found * reference).sum(axis=1).min() >= 0.99999
+    assert encoder.get_embedding_dimension() == reference.shape[1]
+    assert encoder.max_seq_length == models.max_input_tokens()
+
+
+@pytest.mark.model
+def test_the_cached_export_is_reused(root):
+    path = onnx_encoder.onnx_path(root=root)
+    before, stamp = onnx_encoder.exports["count"], path.stat().st_mtime_ns
+    onnx_encoder.OnnxEncoder(root=root)
+    onnx_encoder.OnnxEncoder(root=root, threads=1)
+    assert onnx_encoder.exports["count"] == before
+    assert path.stat().st_mtime_ns == stamp
+
+
+@pytest.mark.model
+def test_a_changed_fingerprint_exports_again(root, monkeypatch):
+    old = onnx_encoder.onnx_path(root=root)
+    before = onnx_encoder.exports["count"]
+    monkeypatch.setattr(models, "model_fingerprint", lambda name=None: "changed-weights")
+    new = onnx_encoder.onnx_path(root=root)
+    assert new != old and not new.exists()
+    onnx_encoder.OnnxEncoder(root=root)
+    assert new.exists() and onnx_encoder.exports["count"] == before + 1
+
+
+@pytest.mark.model
+def test_int8_is_a_separate_measured_variant(root, questions):
+    encoder = onnx_encoder.OnnxEncoder(root=root, quantize="int8")
+    assert encoder.path != onnx_encoder.onnx_path(root=root) and "int8" in encoder.path.name
+    reference = models.load_embedder().encode(questions, normalize_embeddings=True)
+    cosines = (encoder.encode(questions, normalize_embeddings=True) * reference).sum(axis=1)
+    assert cosines.min() > 0.8  # close, not equal: the benchmark judges whether it is close enough
+
+
+@pytest.mark.model
+def test_dense_retriever_ranks_alike_with_either_query_encoder(root, monkeypatch, questions):
+    monkeypatch.setattr(onnx_encoder, "cache_dir", lambda: root.parent)
+    onnx_encoder._load.cache_clear()
+    chunks = [Chunk(id=f"c{i}", doc=f"d{i}.html", body=q) for i, q in enumerate(questions)]
+    vectors = models.embed([c.text for c in chunks], use_cache=False, progress=False)
+    torch_dense = DenseRetriever(chunks, vectors=vectors, cache_queries=False)
+    onnx_dense = DenseRetriever(chunks, vectors=vectors, query_encoder="onnx")
+    for query in questions[:5]:
+        assert [h.index for h in onnx_dense.search(query, k=5)] == [h.index for h in torch_dense.search(query, k=5)]
+    onnx_encoder._load.cache_clear()
+
+
+def test_the_default_encoder_is_torch_and_unknown_names_are_refused():
+    assert DenseRetriever.__init__.__kwdefaults__["query_encoder"] == "torch"
+    assert onnx_encoder.load_encoder.__kwdefaults__["encoder"] == "torch"
+    with pytest.raises(ValueError, match="encoder must be one of"):
+        onnx_encoder.load_encoder(encoder="tensorrt")
+
+
+def test_a_missing_onnxruntime_names_the_package(monkeypatch):
+    monkeypatch.setitem(sys.modules, "onnxruntime", None)  # `import onnxruntime` now fails
+    with pytest.raises(ModelLoadError, match="pip install onnxruntime"):
+        onnx_encoder.OnnxEncoder()
