@@ -65,6 +65,13 @@ def test_each_peer_chunks_a_page_and_the_course_adds_nothing(name):
     assert run.pages == 1 and run.pages_per_second > 0
 
 
+def test_a_cached_peer_run_hands_out_a_copy_of_its_chunks():
+    first = peers.run_peer("peer:trafilatura", [Page("a.html", PAGE)], window=WINDOW)
+    expected = list(first.chunks)
+    first.chunks.clear()
+    assert peers.run_peer("peer:trafilatura", [Page("a.html", PAGE)], window=WINDOW).chunks == expected
+
+
 @pytest.mark.parametrize("name", ["peer:langchain-semantic", "peer:unstructured", "peer:trafilatura"])
 def test_character_peers_are_bounded_by_the_windows_characters(name):
     bodies = [c.body for c in peers.run_peer(name, [Page("a.html", PAGE)], window=SMALL).chunks]

@@ -41,6 +41,18 @@ def test_clean_corpus_reports_stubs_and_frequent_blocks():
     assert {r.text for r in removed} == {"Shared footer line.", "Real content here. " * 19 + "Real content here."}
 
 
+def test_clean_corpus_hands_out_copies_the_cache_keeps_its_own():
+    page = "<html><body><h1>{t}</h1><p>" + "Real content here. " * 20 + "</p><p>Shared footer line.</p></body></html>"
+    pages = [Page(f"copy{i}.html", page.format(t=f"P{i}")) for i in range(4)] + [Page("stub.html", "<p>tiny</p>")]
+    blocks, skipped, removed = pipelines.clean_corpus(pages, max_share=0.5)
+    expected = ({doc: list(b) for doc, b in blocks.items()}, list(skipped), list(removed))
+    blocks["copy0.html"].clear()
+    blocks.pop("copy1.html")
+    skipped.append(("x.html", "added by the caller"))
+    removed.clear()
+    assert pipelines.clean_corpus(pages, max_share=0.5) == expected
+
+
 def test_a_max_share_sweep_parses_once_and_matches_a_fresh_parse(monkeypatch, private_cache):
     page = "<html><body><h1>{t}</h1><p>" + "Body text of page {t}. " * 10 + "</p><p>Footer.</p></body></html>"
     pages = [Page(f"sweep{i}.html", page.format(t=i)) for i in range(5)]

@@ -202,7 +202,9 @@ def clean_corpus(pages: Sequence[Page], *, max_share: float = settings.BOILERPLA
     not cached.
     """
     check_parse_options(parse_options)
-    return _clean_corpus(tuple(pages), max_share, tuple(sorted(parse_options.items())))
+    kept, skipped, removed = _clean_corpus(tuple(pages), max_share, tuple(sorted(parse_options.items())))
+    # Copies of the containers (the blocks are frozen): a caller's edit must not reach the cache.
+    return {doc: list(blocks) for doc, blocks in kept.items()}, list(skipped), list(removed)
 
 
 @lru_cache(maxsize=8)

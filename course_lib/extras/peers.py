@@ -26,7 +26,7 @@ import logging
 import time
 import warnings
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from importlib import metadata
 from pathlib import Path
@@ -295,9 +295,9 @@ def run_peer(name: str, pages: Sequence[Page], *, window: Window | None = None,
     """Chunk every page with one peer (at `window`, default `measure_window(pages)`), or read the
     chunks back from the course cache, keyed by the peer, its library's version, the peers' code,
     the window and the pages (docling is slow). A page the library raises on gets no chunks and is
-    listed in `failures`: one bad page must not hide the others' results. Time a peer in this run
-    with `pages_per_second`, never from a cached run's `seconds`."""
-    return _run_peer(peer(name).name, tuple(pages), window or measure_window(pages), use_cache)
+    listed in `failures`. Time a peer with `pages_per_second`, never a cached run's `seconds`."""
+    run = _run_peer(peer(name).name, tuple(pages), window or measure_window(pages), use_cache)
+    return replace(run, chunks=list(run.chunks))  # a copy: the cached run keeps its own list
 
 
 @lru_cache(maxsize=16)
