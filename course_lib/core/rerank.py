@@ -12,6 +12,7 @@ produced its numbers.
 """
 from __future__ import annotations
 
+import hashlib
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -24,6 +25,7 @@ import numpy as np
 from course_lib import settings
 from course_lib.infra import models
 from course_lib.infra.errors import ModelLoadError
+from course_lib.infra.token_index import Int8TokenIndex, maxsim_int8
 from course_lib.infra.vector_cache import VectorStore
 from course_lib.records import Chunk, Hit
 
@@ -152,11 +154,17 @@ class MaxSimReranker:
     re-rank therefore costs one query encoding plus the MaxSim arithmetic: storage traded for
     query time (see `token_store_size`). MiniLM was not trained for MaxSim (ColBERT was), so
     expect a weaker re-ranker than a cross-encoder; it keeps the lesson runnable offline.
+
+    `index` (opt-in; see `int8_token_index`) scores the chunks it holds from its int8,
+    memory-mapped token vectors instead; chunks it lacks go through the float16 path as before.
     """
 
     def __init__(self, model: str | None = None, *, max_tokens: int | None = None,
-                 cache_size: int = settings.TOKEN_VECTOR_CACHE, persist: bool = True):
+                 cache_size: int = settings.TOKEN_VECTOR_CACHE, persist: bool = True,
+                 index: Int8TokenIndex | None = None):
         self.encoder = models.load_embedder(model)
+        self.model = model
+        self.index = index
         self.name = f"{MAXSIM}:{model or models.DEFAULT_EMBEDDER}"
         limit = int(self.encoder.max_seq_length)
         self.max_tokens = min(max_tokens, limit) if max_tokens else limit
@@ -226,8 +234,14 @@ class MaxSimReranker:
         if not chunks:
             return np.zeros(0)
         query_vectors = self.token_vectors([query], persist=False)[0]
-        doc_vectors = self.token_vectors([c.text for c in chunks], batch_size=batch_size)
-        return np.array([maxsim(query_vectors, d) for d in doc_vectors], dtype=np.float64)
+        keys = [models.text_key(c.text) for c in chunks]
+        index = self.index
+        rest = [c.text for c, key in zip(chunks, keys, strict=True) if index is None or key not in index]
+        floats = dict(zip(map(models.text_key, rest), self.token_vectors(rest, batch_size=batch_size),
+                          strict=True)) if rest else {}
+        return np.array([maxsim(query_vectors, floats[key]) if key in floats
+                         else maxsim_int8(query_vectors, *index.slice(key)) for key in keys],
+                        dtype=np.float64)
 
 
 _token_stores: dict[Path, VectorStore] = {}
@@ -240,6 +254,25 @@ def open_token_store(model: str | None = None, *, max_tokens: int | None = None)
     if folder not in _token_stores:
         _token_stores[folder] = VectorStore(folder, dtype=np.float16)
     return _token_stores[folder]
+
+
+def int8_token_index(chunks: Sequence[Chunk], *, reranker: MaxSimReranker | None = None) -> Int8TokenIndex:
+    """The int8 token-vector index of a chunking, built on first use (from the float16 store,
+    computing what it lacks) and reopened, memory-mapped, afterwards.
+
+    Keyed by the model's id (its files' fingerprint), the re-ranker's `max_tokens` and a hash of
+    every chunk's text in order, so another chunking or model gets its own index. Pass it to
+    `MaxSimReranker(index=...)`.
+    """
+    reranker = reranker or MaxSimReranker()
+    keys = [models.text_key(c.text) for c in chunks]
+    texts_hash = hashlib.sha256("\n".join(keys).encode()).hexdigest()[:16]
+    folder = models.store_folder("token_index", f"{models.model_id(reranker.model)}|max_tokens="
+                                                f"{reranker.max_tokens}|int8|chunks={texts_hash}")
+    found = Int8TokenIndex.open(folder)
+    if found is None:
+        found = Int8TokenIndex.build(folder, keys, reranker.token_vectors([c.text for c in chunks]))
+    return found
 
 
 @dataclass(frozen=True)

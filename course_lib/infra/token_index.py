@@ -1,0 +1,132 @@
+"""MaxSim's chunk token vectors as one compressed, memory-mapped index per chunking.
+
+The float16 store (`rerank.open_token_store`) keeps one database value per chunk: 768 bytes a
+token, about 416 MB for the default chunking. This index keeps each token vector as int8 with
+ONE float32 scale per token (symmetric quantisation: scale = max |x| / 127, so every element is
+within scale / 2 of its original), 388 bytes a token, in three `.npy` files:
+
+- `codes.npy`, (tokens, width) int8: every chunk's token vectors, one chunk after the other;
+- `scales.npy`, (tokens,) float32: each token's scale;
+- `offsets.npy`, (chunks + 1,) int64: chunk i's tokens are rows offsets[i]:offsets[i + 1];
+
+plus `keys.json`, each chunk's text hash in row order. The arrays are opened with
+`np.load(mmap_mode="r")`, so opening costs nothing and re-ranking a shortlist reads 30 slices
+straight from the page cache, without copying or unpickling anything. The folder is written
+under a temporary name and renamed into place, so a reader never sees half an index.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+INT8_MAX = 127
+FILES = ("codes.npy", "scales.npy", "offsets.npy", "keys.json")
+
+
+def quantize(vectors: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Symmetric per-row int8: (codes, scales) with codes * scales[:, None] ~ vectors.
+
+    Each row's scale is its largest magnitude / 127, so the largest element is exact and no
+    element moves by more than half a step; an all-zero row gets scale 1 (its codes are 0).
+    """
+    rows = np.asarray(vectors, np.float32)
+    peak = np.abs(rows).max(axis=1) if rows.size else np.zeros(len(rows), np.float32)
+    scales = np.where(peak > 0, peak / INT8_MAX, 1.0).astype(np.float32)
+    codes = np.clip(np.rint(rows / scales[:, None]), -INT8_MAX, INT8_MAX).astype(np.int8)
+    return codes, scales
+
+
+def dequantize(codes: np.ndarray, scales: np.ndarray) -> np.ndarray:
+    """float32 rows back from int8 codes and their per-row scales."""
+    return np.asarray(codes, np.float32) * np.asarray(scales, np.float32)[:, None]
+
+
+def maxsim_int8(query_tokens: np.ndarray, codes: np.ndarray, scales: np.ndarray) -> float:
+    """MaxSim (each query token's best match, summed) against an int8 chunk, without
+    dequantising it first: q . (s * c) = s * (q . c), so the scales multiply the similarities."""
+    if len(query_tokens) == 0 or len(codes) == 0:
+        return 0.0
+    similarities = np.asarray(query_tokens, np.float32) @ np.asarray(codes, np.float32).T
+    return float((similarities * np.asarray(scales, np.float32)[None, :]).max(axis=1).sum())
+
+
+class Int8TokenIndex:
+    """An opened index: `slice(key)` gives a chunk's (codes, scales) as memory-mapped views.
+
+    Build one with `Int8TokenIndex.build(folder, keys, arrays)`; open an existing one with
+    `Int8TokenIndex.open(folder)` (None when absent or incomplete).
+    """
+
+    def __init__(self, folder: Path):
+        self.folder = Path(folder)
+        self.codes = np.load(self.folder / "codes.npy", mmap_mode="r", allow_pickle=False)
+        self.scales = np.load(self.folder / "scales.npy", mmap_mode="r", allow_pickle=False)
+        self.offsets = np.load(self.folder / "offsets.npy", allow_pickle=False)
+        keys = json.loads((self.folder / "keys.json").read_text())
+        self.rows = {key: i for i, key in enumerate(keys)}
+        if len(self.offsets) != len(keys) + 1 or self.offsets[-1] != len(self.codes):
+            raise ValueError(f"{self.folder}: offsets do not match the keys and codes")
+
+    @classmethod
+    def open(cls, folder: Path) -> Int8TokenIndex | None:
+        """The index in `folder`, or None when it is absent or incomplete."""
+        if not all((Path(folder) / name).is_file() for name in FILES):
+            return None
+        return cls(folder)
+
+    @classmethod
+    def build(cls, folder: Path, keys: Sequence[str], arrays: Sequence[np.ndarray]) -> Int8TokenIndex:
+        """Quantise each chunk's token vectors and write the index, then open it.
+
+        Written into a temporary sibling folder and renamed, so a concurrent reader sees the old
+        index or the whole new one. A key given twice is stored once.
+        """
+        unique = dict(zip(keys, arrays, strict=True))
+        lengths = [len(a) for a in unique.values()]
+        width = next((a.shape[1] for a in unique.values() if np.ndim(a) == 2), 0)
+        stacked = np.concatenate([np.asarray(a, np.float32).reshape(-1, width) for a in unique.values()]) \
+            if unique else np.zeros((0, width), np.float32)
+        codes, scales = quantize(stacked)
+        folder = Path(folder)
+        folder.parent.mkdir(parents=True, exist_ok=True)
+        scratch = Path(tempfile.mkdtemp(prefix=f".{folder.name}.", dir=folder.parent))
+        try:
+            np.save(scratch / "codes.npy", codes)
+            np.save(scratch / "scales.npy", scales)
+            np.save(scratch / "offsets.npy", np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64))
+            (scratch / "keys.json").write_text(json.dumps(list(unique)))
+            if folder.exists():
+                shutil.rmtree(folder)
+            os.replace(scratch, folder)
+        finally:
+            shutil.rmtree(scratch, ignore_errors=True)
+        return cls(folder)
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def __contains__(self, key: str) -> bool:
+        return key in self.rows
+
+    def slice(self, key: str) -> tuple[np.ndarray, np.ndarray]:
+        """A chunk's int8 codes and scales: views into the memory map, nothing copied."""
+        row = self.rows[key]
+        start, stop = int(self.offsets[row]), int(self.offsets[row + 1])
+        return self.codes[start:stop], self.scales[start:stop]
+
+    def tokens(self) -> int:
+        return int(len(self.codes))
+
+    def size_bytes(self) -> int:
+        """Bytes of the index's files on disk."""
+        return sum((self.folder / name).stat().st_size for name in FILES)
+
+    def bytes_per_token(self) -> float:
+        """Bytes on disk per stored token (codes, scale, and the offsets and keys spread over them)."""
+        return self.size_bytes() / max(self.tokens(), 1)
