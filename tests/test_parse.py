@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import bs4
+import lxml.etree
 import pytest
 from bs4 import BeautifulSoup
 
@@ -481,18 +483,31 @@ def test_plain_text_with_a_less_than_sign_is_not_html(tmp_path):
         parse_file(path)
 
 
-def test_a_failing_parser_falls_back_to_html_parser(monkeypatch):
+def lxml_raising(monkeypatch, error: Exception) -> None:
     import course_lib.core.parse as parse_module
 
     real = parse_module.BeautifulSoup
 
     def picky(markup, parser):
         if parser == "lxml":
-            raise RecursionError("lxml gave up")
+            raise error
         return real(markup, parser)
 
     monkeypatch.setattr(parse_module, "BeautifulSoup", picky)
+
+
+@pytest.mark.parametrize("error", [RecursionError("lxml gave up"), bs4.ParserRejectedMarkup("rejected"),
+                                   lxml.etree.ParserError("bad tree"), ValueError("not XML compatible"),
+                                   LookupError("unknown encoding")])
+def test_a_failing_parser_falls_back_to_html_parser(monkeypatch, error):
+    lxml_raising(monkeypatch, error)
     assert texts(parse_blocks("<p>still parsed</p>")) == ["still parsed"]
+
+
+def test_a_bug_is_not_hidden_by_the_fallback_parser(monkeypatch):
+    lxml_raising(monkeypatch, TypeError("a bug in the calling code"))
+    with pytest.raises(TypeError, match="a bug"):
+        parse_blocks("<p>not parsed twice</p>")
 
 
 def test_stubs():

@@ -54,6 +54,11 @@ MAIN_SELECTOR = ('[role="main"]', "main", "article")
 
 # ----------------------------------------------------------------------------- public API
 
+# How a parser gives up on a page: bs4's rejection (lxml's ParserError, a codec LookupError or
+# UnicodeDecodeError inside), lxml's own errors, a ValueError, or a tree too deep to recurse.
+_PARSER_FAILURES = (bs4.ParserRejectedMarkup, lxml.etree.LxmlError, ValueError, LookupError, RecursionError)
+
+
 def make_soup(html: str, parser: str = "lxml") -> BeautifulSoup:
     """Parse with BeautifulSoup, falling back to html.parser if the chosen parser fails.
 
@@ -63,7 +68,7 @@ def make_soup(html: str, parser: str = "lxml") -> BeautifulSoup:
     """
     try:
         return BeautifulSoup(html, parser)
-    except Exception:  # noqa: BLE001 - any parser failure gets the fallback
+    except _PARSER_FAILURES:  # a bug of ours (TypeError, AttributeError...) is not hidden by a re-parse
         if parser == "html.parser":
             raise
         return BeautifulSoup(html, "html.parser")
