@@ -15,15 +15,13 @@ import dataclasses
 import statistics
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import NamedTuple
 
 from course_lib import settings
-from course_lib.core.splitting import Split, embedded_text, split_block, split_sentences
+from course_lib.core.packing import HEADING, BlockPacker, Key, Part, WindowPacker, parts_of, section_key
+from course_lib.core.splitting import split_sentences
 from course_lib.core.tokens import Counter, count_all, get_counter
 from course_lib.infra import models
 from course_lib.records import Block, Chunk
-
-HEADING = "heading"
 
 
 def blocks_to_text(blocks: Iterable[Block], *, headings: bool = True) -> str:
@@ -49,19 +47,19 @@ def context_line(heading_path: Sequence[str], title: str = "") -> str:
 
 # --- packing blocks into chunks --------------------------------------------------------------
 
-class _Part(NamedTuple):
-    index: int  # position of the source block in the block list
-    piece: int  # which piece of that block (0 when whole)
-    pieces: int  # how many pieces the block was cut into
-    text: str
-    kind: str
-    method: str
-    hard: bool
-
-
 def _clean_text(block: Block) -> str:
     # Code keeps the indentation of its first line; other blocks lose stray edge whitespace.
     return block.text.strip("\n") if block.kind == "code" else block.text.strip()
+
+
+def _default_budget(counter: Counter, model: str | None) -> int:
+    """The embedder's real input limit: the counter's own when it has one, else the model's."""
+    return getattr(counter, "limit", None) or models.max_input_tokens(model)
+
+
+def _context_of(block: Block, title: str, context: bool) -> str:
+    """The context line a chunk of `block`'s section embeds, or none without `context`."""
+    return context_line(block.heading_path, title) if context else ""
 
 
 def chunk_blocks(
@@ -93,114 +91,30 @@ def chunk_blocks(
     when `split_long`, each piece starting a chunk, or gets a chunk of its own and is truncated by
     the model otherwise (the production write-up's choice). `margin` holds tokens back, e.g. for
     an instruction prefix. Ids are f"{doc}#{n}"; `meta` records the source blocks, pieces, token
-    count and any split.
+    count and any split. The walk's state lives in a `packing.BlockPacker`.
     """
     counter = counter or get_counter(model)
-    if budget is None:
-        budget = getattr(counter, "limit", None) or models.max_input_tokens(model)
-    room = budget - margin
-    chunks: list[Chunk] = []
-    current: list[_Part] = []
-    key: tuple | None = None
-    ctx = ""
-
-    def measure(parts: list[_Part]) -> int:
-        return counter.count(embedded_text(ctx if count_context else "", "\n\n".join(p.text for p in parts)))
-
-    def emit(parts: list[_Part], carried: int) -> None:
-        path, section = key  # type: ignore[misc]
-        splits = {p.method for p in parts if p.pieces > 1}
-        if any(p.hard for p in parts):
-            splits.add("tokens")
-        chunks.append(
-            Chunk(
-                id=f"{doc}#{len(chunks)}",
-                doc=doc,
-                body="\n\n".join(p.text for p in parts),
-                title=title,
-                heading_path=path,
-                section_id=section,
-                kinds=tuple(sorted({p.kind for p in parts})),
-                context=ctx,
-                meta={
-                    "block_indices": tuple(dict.fromkeys(p.index for p in parts)),
-                    "parts": tuple((p.index, p.piece, p.pieces) for p in parts),
-                    "overlap": carried,
-                    "tokens": measure(parts),
-                    "split": tuple(sorted(splits)),
-                },
-            )
-        )
-
-    def emit_headings(parts: list[_Part]) -> None:
-        """Headings that fit with nothing they name: chunks of their own, packed heading by
-        heading, a heading too long alone split like prose."""
-        group: list[_Part] = []
-        for part in parts:
-            if group and measure(group + [part]) > room:
-                emit(group, 0)
-                group = []
-            if measure([part]) > room and split_long:
-                cut = split_block(part.text, budget=room, counter=counter,
-                                  context=ctx if count_context else "")
-                for n, piece in enumerate(cut.pieces):
-                    emit([_Part(part.index, n, len(cut.pieces), piece, HEADING, cut.method, cut.hard[n])], 0)
-                continue
-            group.append(part)
-        if group:
-            emit(group, 0)
-
-    carried = 0
-    pending: list[_Part] = []  # heading lines waiting for the first block they name
+    room = (budget if budget is not None else _default_budget(counter, model)) - margin
+    packer = BlockPacker(doc=doc, title=title, counter=counter, room=room, count_context=count_context,
+                         split_long=split_long, overlap_blocks=overlap_blocks)
+    pending: list[Part] = []  # heading lines waiting for the first block they name
     for i, block in enumerate(blocks):
         text = _clean_text(block)
-        if block.kind == HEADING or not text:
-            # A heading closes the chunk before it and, kept, opens the body of the next one.
-            if current and block.kind == HEADING:
-                emit(current, carried)
-                current, carried = [], 0
-            if headings and text and block.kind == HEADING:
-                pending.append(_Part(i, 0, 1, text, HEADING, "whole", False))
-            continue
-        block_key = (tuple(block.heading_path), block.section_id)
-        if block_key != key:
-            if current:
-                emit(current, carried)
-            current, carried, key = [], 0, block_key
-            ctx = context_line(block.heading_path, title) if context else ""
-        split = (
-            split_block(text, kind=block.kind, budget=room, counter=counter,
-                        context=ctx if count_context else "")
-            if split_long
-            else Split((text,), "whole", (False,))
-        )
-        if pending:
-            first = _Part(i, 0, len(split.pieces), split.pieces[0], block.kind, split.method, split.hard[0])
-            if measure(pending + [first]) > room:  # the headings do not fit with what they name
-                emit_headings(pending)
-                pending = []
-            current, pending = pending, []
-        for n, piece in enumerate(split.pieces):
-            part = _Part(i, n, len(split.pieces), piece, block.kind, split.method, split.hard[n])
-            # The splitter already chose where a block's pieces part: two pieces of one block in
-            # one chunk would undo a cut made at a blank line and repeat the code fence.
-            only_headings = bool(current) and all(p.kind == HEADING for p in current)
-            if current and (n > 0 or measure(current + [part]) > room) and not (only_headings and n == 0):
-                emit(current, carried)
-                # Overlap whole blocks, as many of the last `overlap_blocks` as fit with the new one
-                # (never an earlier piece of the same block, for the same reason).
-                carry = [p for p in current[-overlap_blocks:] if p.index != i] if overlap_blocks > 0 else []
-                while carry and measure(carry + [part]) > room:
-                    carry = carry[1:]
-                current, carried = carry, len(carry)
-            current.append(part)
-    if current:
-        emit(current, carried)
+        if block.kind == HEADING:  # closes the chunk before it and, kept, opens the body of the next
+            packer.close()
+            if headings and text:
+                pending.append(Part(i, 0, 1, text, HEADING, "whole", False))
+        elif text:
+            if section_key(block) != packer.key:
+                packer.enter(section_key(block), _context_of(block, title, context))
+            packer.add_block(parts_of(i, block.kind, packer.split(text, block.kind)), pending)
+            pending = []
+    packer.close()
     if pending:  # headings that end the page name nothing: they keep a chunk of their own
-        key = (tuple(blocks[pending[0].index].heading_path), blocks[pending[0].index].section_id)
-        ctx = context_line(key[0], title) if context else ""
-        emit_headings(pending)
-    return chunks
+        first = blocks[pending[0].index]
+        packer.enter(section_key(first), _context_of(first, title, context))
+        packer.emit_headings(pending)
+    return packer.chunks
 
 
 # --- fixed windows, for comparison ----------------------------------------------------------
@@ -231,54 +145,22 @@ def window_chunks(
     between blocks and inside them alike, wherever the budget runs out, never mid-sentence and never
     mid-line. `within_heading_path` restarts the windows at every change of heading path or section
     (lesson 09's ablation keeps that rule and removes only block boundaries); `context` embeds the
-    heading-path line, as the final chunks do. A single sentence or line longer than the budget is
-    cut by `split_block`. Ids are f"{doc}#w{n}".
+    heading-path line, as the final chunks do (only with `within_heading_path`, which gives windows
+    one path). A single sentence or line longer than the budget is cut by `split_block`. Ids are
+    f"{doc}#w{n}"; the walk's state lives in a `packing.WindowPacker`.
     """
     counter = counter or get_counter(model)
-    if budget is None:
-        budget = getattr(counter, "limit", None) or models.max_input_tokens(model)
-    chunks: list[Chunk] = []
-    units: list[tuple[str, Block]] = []
-    ctx = ""
-
-    def body_of(items: list[tuple[str, Block]]) -> str:
-        parts, previous = [], None
-        for unit, block in items:
-            sep = "" if previous is None else ("\n" if block is previous and block.kind != "text" else
-                                               " " if block is previous else "\n\n")
-            parts.append(sep + unit)
-            previous = block
-        return "".join(parts)
-
-    def fits(items: list[tuple[str, Block]]) -> bool:
-        return counter.count(embedded_text(ctx, body_of(items))) <= budget
-
-    def emit() -> None:
-        first = units[0][1]
-        path = tuple(first.heading_path)
-        chunks.append(Chunk(id=f"{doc}#w{len(chunks)}", doc=doc, body=body_of(units), title=title,
-                            heading_path=path, section_id=first.section_id, context=ctx,
-                            kinds=tuple(sorted({b.kind for _, b in units})),
-                            meta={"tokens": counter.count(embedded_text(ctx, body_of(units)))}))
-        units.clear()
-
-    key = None
+    packer = WindowPacker(doc=doc, title=title, counter=counter,
+                          budget=budget if budget is not None else _default_budget(counter, model))
+    key: Key | None = None
     for block in blocks:
-        if within_heading_path and (tuple(block.heading_path), block.section_id) != key:
-            if units:
-                emit()
-            key = (tuple(block.heading_path), block.section_id)
-            ctx = context_line(block.heading_path, title) if context else ""
+        if within_heading_path and section_key(block) != key:
+            key = section_key(block)
+            packer.enter(_context_of(block, title, context))
         for unit in _units(block):
-            pieces = [unit] if fits([(unit, block)]) else list(
-                split_block(unit, budget=budget, counter=counter, context=ctx).pieces)
-            for piece in pieces:
-                if units and not fits(units + [(piece, block)]):
-                    emit()
-                units.append((piece, block))
-    if units:
-        emit()
-    return chunks
+            packer.add_unit(unit, block)
+    packer.close()
+    return packer.chunks
 
 
 # --- after chunking --------------------------------------------------------------------------
@@ -344,7 +226,7 @@ def chunk_report(
     Works on any chunk list (naive or structured), so lessons compare chunkers with one call.
     """
     counter = counter or get_counter(model)
-    limit = limit if limit is not None else getattr(counter, "limit", None) or models.max_input_tokens(model)
+    limit = limit if limit is not None else _default_budget(counter, model)
     sizes = count_all([c.text for c in chunks], counter)
 
     def summary(ns: list[int]) -> dict[str, float]:
