@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import io
 import json
+import logging
 import os
 import tempfile
 import warnings
@@ -124,10 +125,16 @@ def quantize_int8(source: Path, path: Path) -> Path:
     require_onnxruntime()
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
-    with tempfile.TemporaryDirectory(dir=path.parent) as scratch:
-        partial = Path(scratch) / path.name
-        quantize_dynamic(str(source), str(partial), weight_type=QuantType.QInt8)
-        os.replace(partial, path)
+    root_logger = logging.getLogger()
+    level = root_logger.level
+    root_logger.setLevel(logging.ERROR)  # its "consider pre-processing" advice is for calibrated int8
+    try:
+        with tempfile.TemporaryDirectory(dir=path.parent) as scratch:
+            partial = Path(scratch) / path.name
+            quantize_dynamic(str(source), str(partial), weight_type=QuantType.QInt8)
+            os.replace(partial, path)
+    finally:
+        root_logger.setLevel(level)
     exports["count"] += 1
     return path
 

@@ -1,0 +1,269 @@
+"""Serving at the limit of a laptop CPU (issue 27): the ONNX query encoder, the int8 token index,
+and a cold `ask`, each against a baseline measured in the same run.
+
+    python benchmarks/bench_serving.py [--questions N] [--top-n 30] [--skip-cold]
+
+On the first N dev questions of the golden set:
+
+(a) query embedding, p50/p95 per question: PyTorch (sentence-transformers, the baseline) against
+    ONNX Runtime float32 and dynamic int8 (`course_lib.infra.onnx_encoder`), with one thread and
+    with the runtimes' default threads; plus each variant's lowest cosine to PyTorch's vectors;
+(b) cold start: `python -m course_lib ask "<question>"` in a fresh process, end to end, and a
+    fresh process that times its stages one by one (imports, model load, index load, first
+    answer; the ONNX encoder's load beside the model's);
+(c) re-ranking the top N fused hits with token vectors read from disk, in a fresh process with
+    the in-memory LRU off: float16 store (baseline) against the int8 memory-mapped index,
+    beside the hybrid search alone;
+(d) the token store of the default chunking: float16 against int8, size and bytes per token;
+(e) float16 against int8 token vectors on the dev questions: how many top 5s change, and MRR of
+    both with `paired_comparison`'s verdict at the course's equivalence margin.
+
+The int8 index of the default chunking is built on first use from the float16 store (a minute
+when that store is warm; computing what it lacks when it is not).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+from bench_latency import machine, percentiles
+
+from course_lib import settings
+from course_lib.core.lexical import BM25Retriever
+from course_lib.core.load import load_pages
+from course_lib.core.pipeline import retriever_over, structured_chunks
+from course_lib.core.rerank import MaxSimReranker, int8_token_index, rerank, token_store_size
+from course_lib.core.retrieve import DenseRetriever, HybridRetriever
+from course_lib.evaluation.compare import paired_comparison
+from course_lib.evaluation.golden import load_golden
+from course_lib.evaluation.metrics import evaluate_rankings
+from course_lib.evaluation.verdicts import word
+from course_lib.infra import models, onnx_encoder
+from course_lib.infra.paths import GOLDEN_FILE, REPO_ROOT
+
+HERE = Path(__file__).resolve()
+
+
+def dev_questions(n: int) -> list:
+    return load_golden(GOLDEN_FILE, split="dev")[:n]
+
+
+def child(mode: str, n: int, top_n: int) -> dict:
+    """Run this script in a fresh process in `mode` and return the JSON it prints last."""
+    done = subprocess.run([sys.executable, str(HERE), "--child", mode, "--questions", str(n),
+                           "--top-n", str(top_n)], capture_output=True, text=True, cwd=REPO_ROOT)
+    if done.returncode:
+        print(done.stderr[-3000:], file=sys.stderr)
+        raise SystemExit(done.returncode)
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+# --- (a) query embedding ----------------------------------------------------------------------
+
+def time_encoder(encode, queries: list[str]) -> tuple[list[float], np.ndarray]:
+    """Seconds per query (one at a time, after one warm-up) and the vectors."""
+    encode(["warm-up query"])
+    seconds, rows = [], []
+    for query in queries:
+        start = time.perf_counter()
+        rows.append(encode([query])[0])
+        seconds.append(time.perf_counter() - start)
+    return seconds, np.stack(rows)
+
+
+def bench_encoders(queries: list[str]) -> None:
+    """(a): PyTorch against ONNX float32 and int8, one thread and default threads."""
+    import torch
+
+    default_threads = torch.get_num_threads()
+    st = models.load_embedder()
+    start = time.perf_counter()
+    for variant in ("onnx", "onnx-int8"):
+        onnx_encoder.ensure_onnx(quantize="int8" if variant == "onnx-int8" else None)
+    print(f"(a) query embedding, {len(queries)} dev questions, {machine()} "
+          f"(ONNX export/quantisation ready in {time.perf_counter() - start:.1f} s)")
+    print(f"  {'encoder':<22}{'threads':>8}{'p50 ms':>9}{'p95 ms':>9}{'p50 / torch':>13}{'min cos':>10}")
+    for threads in (1, None):
+        torch.set_num_threads(threads or default_threads)
+        base, reference = time_encoder(lambda t: st.encode(t, normalize_embeddings=True), queries)
+        rows = [("torch (baseline)", base, reference)]
+        for variant in ("onnx", "onnx-int8"):
+            encoder = onnx_encoder.OnnxEncoder(quantize="int8" if variant == "onnx-int8" else None,
+                                               threads=threads)
+            rows.append((variant, *time_encoder(lambda t, e=encoder: e.encode(t, normalize_embeddings=True),
+                                                queries)))
+        b50 = percentiles(base)[0]
+        for name, seconds, vectors in rows:
+            p50, p95 = percentiles(seconds)
+            cosine = float((vectors * reference).sum(axis=1).min())
+            print(f"  {name:<22}{threads or default_threads:>8}{p50:>9.2f}{p95:>9.2f}{p50 / b50:>12.2f}x"
+                  f"{cosine:>10.5f}")
+    torch.set_num_threads(default_threads)
+
+
+# --- (b) cold start ---------------------------------------------------------------------------
+
+def cold_stages(question: str) -> dict:
+    """In a fresh process: each stage of a first `ask`, timed on its own."""
+    times, start = {}, time.perf_counter()
+    from course_lib.core.pipeline import build_pipeline  # noqa: F401 - the import is the stage
+
+    times["import course_lib (pipeline modules)"] = time.perf_counter() - start
+    start = time.perf_counter()
+    models.load_embedder()
+    times["model load (torch, sentence-transformers, MiniLM)"] = time.perf_counter() - start
+    start = time.perf_counter()
+    pipeline = build_pipeline(settings.FINAL_PIPELINE, load_pages())
+    times["index load (pages, chunks, vectors, BM25, re-ranker)"] = time.perf_counter() - start
+    start = time.perf_counter()
+    pipeline.search(question, k=5)
+    times["first answer (search + re-rank)"] = time.perf_counter() - start
+    start = time.perf_counter()
+    onnx_encoder.load_encoder(encoder="onnx").encode([question])
+    times["ONNX encoder load + first query (cached export)"] = time.perf_counter() - start
+    return times
+
+
+def bench_cold(question: str, n: int, top_n: int) -> None:
+    """(b): `python -m course_lib ask` end to end, then the stages in another fresh process."""
+    start = time.perf_counter()
+    done = subprocess.run([sys.executable, "-m", "course_lib", "ask", question], capture_output=True,
+                          text=True, cwd=REPO_ROOT)
+    total = time.perf_counter() - start
+    status = "ok" if done.returncode == 0 else f"exit {done.returncode}: {done.stderr[-300:]}"
+    print(f"\n(b) cold start, {machine()}")
+    print(f"  python -m course_lib ask (fresh process, end to end): {total:8.2f} s ({status})")
+    stages = child("cold", n, top_n)
+    for name, seconds in stages.items():
+        print(f"  {name:<56}{seconds:8.2f} s")
+    print(f"  {'sum of the stages (fresh process, without the ONNX line)':<56}"
+          f"{sum(v for k, v in stages.items() if not k.startswith('ONNX')):8.2f} s")
+
+
+# --- (c) re-ranking from disk, (d) sizes, (e) ranking changes -----------------------------------
+
+def rerank_from_disk(queries: list[str], top_n: int) -> dict:
+    """In a fresh process: hybrid search alone, re-rank from the float16 store, from the int8 index."""
+    chunks = structured_chunks(load_pages())
+    hybrid = HybridRetriever([DenseRetriever(chunks, cache_queries=False), BM25Retriever(chunks)])
+    half = MaxSimReranker(cache_size=0)
+    packed = MaxSimReranker(cache_size=0, index=int8_token_index(chunks, reranker=half))
+    hybrid.search("warm-up query", k=top_n)
+    for query in queries[:2]:  # warm-up: the code paths, not the chunks (every query has its own)
+        hits = hybrid.search(query, k=top_n)
+        rerank(half, query, hits, chunks, top_n=top_n)
+        rerank(packed, query, hits, chunks, top_n=top_n)
+    times = {"hybrid": [], "float16": [], "int8": []}
+    for query in queries:
+        start = time.perf_counter()
+        hits = hybrid.search(query, k=top_n)
+        times["hybrid"].append(time.perf_counter() - start)
+        for name, reranker in (("float16", half), ("int8", packed)):
+            start = time.perf_counter()
+            rerank(reranker, query, hits, chunks, top_n=top_n)
+            times[name].append(time.perf_counter() - start)
+    return times
+
+
+def bench_rerank(queries: list[str], n: int, top_n: int) -> None:
+    """(c): the fresh process's figures, as ratios to the float16 store."""
+    times = child("rerank", n, top_n)
+    base = percentiles(times["float16"])[0]
+    print(f"\n(c) re-rank of the top {top_n}, token vectors from disk, fresh process, "
+          f"{len(queries)} questions, {machine()}")
+    print(f"  {'condition':<40}{'p50 ms':>9}{'p95 ms':>9}{'p50 / float16':>15}")
+    for name, label in (("hybrid", "hybrid search alone"), ("float16", "re-rank, float16 store (baseline)"),
+                        ("int8", "re-rank, int8 mmap index")):
+        p50, p95 = percentiles(times[name])
+        print(f"  {label:<40}{p50:>9.2f}{p95:>9.2f}{p50 / base:>14.2f}x")
+
+
+def bench_sizes(chunks, half: MaxSimReranker, index) -> None:
+    """(d): the default chunking's token store, float16 against int8."""
+    size = token_store_size(chunks, reranker=half)
+    print(f"\n(d) token store of the default chunking ({size.chunks:,} chunks, {size.tokens:,} tokens "
+          f"x {size.width})")
+    print(f"  {'store':<40}{'MB':>9}{'bytes/token':>13}{'/ float16':>11}")
+    print(f"  {'float16 values (baseline)':<40}{size.bytes / 1e6:>9.1f}{2 * size.width:>13.1f}{1:>10.2f}x")
+    print(f"  {'int8 + float32 scale, files on disk':<40}{index.size_bytes() / 1e6:>9.1f}"
+          f"{index.bytes_per_token():>13.1f}{index.size_bytes() / size.bytes:>10.2f}x")
+    print(f"  float16 store on disk now (every chunking it has seen): {size.stored_chunks:,} chunks, "
+          f"{size.stored_bytes / 1e6:,.1f} MB")
+
+
+def bench_rankings(questions: list, chunks, half: MaxSimReranker, index, top_n: int) -> None:
+    """(e): top-5 changes and MRR, float16 (A) against int8 (B), on the dev questions."""
+    hybrid = retriever_over(chunks)
+    packed = MaxSimReranker(index=index)
+    rankings: dict[str, list] = {"float16": [], "int8": []}
+    changed = 0
+    for q in questions:
+        hits = hybrid.search(q.question, k=top_n)
+        lists = [rerank(r, q.question, hits, chunks, top_n=top_n) for r in (half, packed)]
+        changed += {h.index for h in lists[0][:5]} != {h.index for h in lists[1][:5]}
+        rankings["float16"].append(lists[0])
+        rankings["int8"].append(lists[1])
+    runs = [evaluate_rankings(questions, rankings[name], chunks, name=f"MaxSim {name}") for name in rankings]
+    c = paired_comparison(runs[0], runs[1], metric="mrr")
+    print(f"\n(e) float16 against int8 token vectors, {len(questions)} dev questions, top {top_n} re-ranked")
+    print(f"  top 5 changed: {changed} of {len(questions)} ({changed / max(len(questions), 1):.1%}; "
+          f"goal: unchanged for at least 97%)")
+    print(f"  MRR float16 {c.value_a:.3f}, int8 {c.value_b:.3f}, delta {c.delta:+.3f} "
+          f"[{c.lo:+.3f}, {c.hi:+.3f}], {c.wins} wins / {c.losses} losses, p = {c.p_value:.3g}")
+    e = c.equivalence
+    print(f"  equivalence within +-{e.margin}: 90% interval [{e.lo:+.3f}, {e.hi:+.3f}], "
+          f"TOST p = {e.p_value:.3g}; verdict: {word(c)}")
+
+
+def bench_store(questions: list, top_n: int) -> None:
+    """(c), (d) and (e): build the int8 index (if absent), then measure."""
+    chunks = structured_chunks(load_pages())
+    half = MaxSimReranker()
+    start = time.perf_counter()
+    index = int8_token_index(chunks, reranker=half)
+    print(f"\nint8 index of the default chunking ready in {time.perf_counter() - start:.1f} s: "
+          f"{index.folder}")
+    hybrid = retriever_over(chunks)
+    for q in questions:  # the float16 store holds every shortlisted chunk before the fresh process
+        half.score(q.question, [chunks[h.index] for h in hybrid.search(q.question, k=top_n)])
+    bench_rerank([q.question for q in questions], len(questions), top_n)
+    bench_sizes(chunks, half, index)
+    bench_rankings(questions, chunks, half, index, top_n)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--questions", type=int, default=60, help="dev questions (default 60)")
+    parser.add_argument("--top-n", type=int, default=settings.RERANK_TOP_N, help="shortlist re-ranked")
+    parser.add_argument("--skip-encoders", action="store_true", help="skip (a)")
+    parser.add_argument("--skip-cold", action="store_true", help="skip (b)")
+    parser.add_argument("--skip-store", action="store_true", help="skip (c), (d) and (e)")
+    parser.add_argument("--child", choices=("cold", "rerank"), help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    questions = dev_questions(args.questions)
+    texts = [q.question for q in questions]
+    if args.child == "cold":
+        print(json.dumps(cold_stages(texts[0])))
+        return 0
+    if args.child == "rerank":
+        print(json.dumps(rerank_from_disk(texts, args.top_n)))
+        return 0
+    print(f"bench_serving: {len(questions)} dev questions, {machine()}\n")
+    if not args.skip_encoders:
+        bench_encoders(texts)
+    if not args.skip_cold:
+        bench_cold(texts[0], args.questions, args.top_n)
+    if not args.skip_store:
+        bench_store(questions, args.top_n)
+    print(f"\nload at the end: {machine()}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
