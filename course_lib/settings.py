@@ -62,6 +62,7 @@ PRIMARY_METRICS = ("recall@5", "mrr")  # lesson 02: the primary family's metrics
 SEED = 0  # every random draw (resamples, samples) is repeatable
 DISPLAY_DIGITS = 3  # figures in tables and verdicts: three decimals (one question in 200 is 0.005)
 GOLDEN_DRAFT_SIZE = 40  # lesson 10: quotes `golden-draft` proposes for a new site
+ASK_SOURCES = 5  # the sources `ask` and `compare` print: the k of recall@5, the course's headline metric
 
 # --- diversity (lesson 09) --------------------------------------------------------------------
 MAX_CHUNKS_PER_PAGE = 2  # lesson 09: the cap on one page's chunks in a result list
@@ -75,9 +76,11 @@ RESULT_CACHE_SIZE = 1024  # lesson 08: distinct (query, filters) results kept
 QUERY_CACHE_SIZE = 4096  # lesson 08: query vectors kept in memory
 ONNX_OPSET = 17  # lesson 08: the ONNX opset the query encoder is exported at (TorchScript exporter)
 ANSWER_MAX_TOKENS = 500  # lesson 08: the longest answer asked of an LLM, where a key is configured
+LLM_MODEL = "claude-sonnet-4-5"  # lesson 08: the model `ask_llm` sends a prompt to, where a key is configured
 
 # --- PostgreSQL + pgvector (lesson 11) --------------------------------------------------------
 HNSW_EF_SEARCH = 40  # pgvector's default candidate list for an HNSW query
+PG_BUILD_MEMORY = "1GB"  # lesson 11: maintenance_work_mem for an HNSW build (the graph fits: no spill)
 GROWTH_NOISE = 0.05  # lesson 11: how far the copies of the real vectors are moved (unit vectors)
 
 # --- the pipelines ----------------------------------------------------------------------------

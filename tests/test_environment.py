@@ -47,7 +47,36 @@ def test_peer_libraries_are_pinned_exactly():
     assert peers and all(re.fullmatch(r"[\w.\-\[\],]+==[\w.]+", p) for p in peers)
 
 
-def test_installed_torch_is_the_pinned_cpu_build():
-    from importlib.metadata import version
+def torch_build(version_py: str) -> dict[str, str | None]:
+    """The accelerator fields of torch's generated `torch/version.py` (read, not imported: no model load)."""
+    fields = dict(re.findall(r"^(cuda|hip|rocm|xpu)\s*(?::[^=]*)?=\s*(.+?)\s*$", version_py, re.M))
+    return {name: None if value == "None" else value.strip("'\"") for name, value in fields.items()}
 
-    assert version("torch").split("+")[0] == "2.13.0"
+
+def test_installed_torch_is_the_pinned_cpu_build():
+    from importlib.metadata import distribution
+
+    torch = distribution("torch")
+    assert torch.version.split("+")[0] == "2.13.0"
+    build = torch_build(Path(torch.locate_file("torch/version.py")).read_text(encoding="utf-8"))
+    assert build.get("cuda", "missing") is None, f"torch {torch.version} is a CUDA build ({build}): install the CPU wheel"
+    assert not any(build.values()), f"torch {torch.version} is built for an accelerator: {build}"
+
+
+def test_a_cuda_build_of_torch_fails_the_check():
+    cuda = "__version__ = '2.13.0+cu128'\ncuda: Optional[str] = '12.8'\nhip: Optional[str] = None\n"
+    assert torch_build(cuda) == {"cuda": "12.8", "hip": None}
+    cpu = "__version__ = '2.13.0+cpu'\ncuda: Optional[str] = None\nrocm: Optional[str] = None\n"
+    assert not any(torch_build(cpu).values()) and torch_build(cpu)["cuda"] is None
+
+
+def floor(requirement: str) -> tuple[int, ...]:
+    """The version after `>=` in a requirement, as numbers."""
+    return tuple(int(part) for part in requirement.split(">=")[1].split(",")[0].split("."))
+
+
+def test_sentence_transformers_floor_has_the_api_the_code_calls():
+    # course_lib calls get_embedding_dimension(); sentence-transformers 5.4 renamed it from
+    # get_sentence_embedding_dimension, so an older release fails on the first model load.
+    calls = [p for p in (ROOT / "course_lib").rglob("*.py") if ".get_embedding_dimension()" in p.read_text()]
+    assert calls and floor(pyproject_requirements()["sentence-transformers"]) >= (5, 4)

@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import ast
+import codecs
+import re
 from pathlib import Path
 
 import course_lib
@@ -22,30 +24,63 @@ def public_functions(tree: ast.Module):
                     yield f"{node.name}.{item.name}", item
 
 
-def numeric_literal_defaults(path: Path) -> list[str]:
+SETTING_STRINGS = {value for name, value in vars(settings).items() if name.isupper() and isinstance(value, str)}
+
+
+def is_tunable_string(text: str) -> bool:
+    """A quantity ("1GB"), a versioned name ("claude-sonnet-4-5", "all-MiniLM-L6-v2") or a setting's
+    string typed again. Choices are not: "rrf", "lxml", a codec ("utf-8"), an algorithm ("bm25")."""
+    if text in SETTING_STRINGS or text[:1].isdigit():
+        return True
+    try:
+        codecs.lookup(text)
+        return False
+    except LookupError:
+        return any(c.isdigit() for c in text) and not re.fullmatch(r"[a-z]+\d+", text)
+
+
+def is_typed_default(node: ast.expr) -> bool:
+    """A number or a tunable string (see `is_tunable_string`): each belongs in settings.py."""
+    value = node.operand if isinstance(node, ast.UnaryOp) else node
+    if not isinstance(value, ast.Constant) or isinstance(value.value, bool):
+        return False
+    return isinstance(value.value, (int, float)) or (isinstance(value.value, str) and is_tunable_string(value.value))
+
+
+def typed_defaults(path: Path) -> list[str]:
+    """Signature defaults (numbers and strings) and argparse `default=` values that settings should hold."""
     found = []
     for name, node in public_functions(ast.parse(path.read_text())):
         args = node.args
-        positional = list(zip(args.args[len(args.args) - len(args.defaults):], args.defaults, strict=True))
-        keyword = [(a, d) for a, d in zip(args.kwonlyargs, args.kw_defaults, strict=True) if d is not None]
-        for arg, default in positional + keyword:
-            value = default.operand if isinstance(default, ast.UnaryOp) else default
-            if isinstance(value, ast.Constant) and type(value.value) in (int, float):
-                found.append(f"{path.relative_to(PACKAGE)}: {name}({arg.arg}={ast.unparse(default)})")
+        pairs = list(zip(args.args[len(args.args) - len(args.defaults):], args.defaults, strict=True))
+        pairs += [(a, d) for a, d in zip(args.kwonlyargs, args.kw_defaults, strict=True) if d is not None]
+        found += [f"{path.relative_to(PACKAGE)}: {name}({arg.arg}={ast.unparse(d)})"
+                  for arg, d in pairs if is_typed_default(d)]
+    for call in ast.walk(ast.parse(path.read_text())):
+        if isinstance(call, ast.Call) and getattr(call.func, "attr", None) == "add_argument":
+            found += [f"{path.relative_to(PACKAGE)}:{call.lineno}: add_argument(default={ast.unparse(kw.value)})"
+                      for kw in call.keywords if kw.arg == "default" and is_typed_default(kw.value)]
     return found
 
 
-def test_no_public_signature_types_a_number_that_settings_should_hold():
+def test_no_signature_or_command_line_default_types_what_settings_should_hold():
     typed = [line for path in sorted(PACKAGE.rglob("*.py")) if path.name != "settings.py"
-             for line in numeric_literal_defaults(path)]
+             for line in typed_defaults(path)]
     assert typed == []
 
 
-def test_the_scan_finds_a_typed_number(tmp_path, monkeypatch):
+def test_the_scan_finds_typed_strings_and_argparse_defaults(tmp_path, monkeypatch):
     module = tmp_path / "course_lib_sample.py"
-    module.write_text("def search(q, *, k=20, name='x', flag=True, depth=None):\n    pass\n")
+    module.write_text("def ask(q, *, model='claude-9', fusion='rrf', final='reranked', k=-2, codec='utf-8',"
+                      " lexical='bm25', memory='1GB'):\n    pass\n"
+                      "parser.add_argument('--k', default=5)\nparser.add_argument('--mode', default='dev')\n"
+                      "parser.add_argument('--on', default=True)\n")
     monkeypatch.setattr(__import__(__name__), "PACKAGE", tmp_path)
-    assert numeric_literal_defaults(module) == ["course_lib_sample.py: search(k=20)"]
+    assert typed_defaults(module) == ["course_lib_sample.py: ask(model='claude-9')",
+                                      "course_lib_sample.py: ask(final='reranked')",
+                                      "course_lib_sample.py: ask(k=-2)",
+                                      "course_lib_sample.py: ask(memory='1GB')",
+                                      "course_lib_sample.py:3: add_argument(default=5)"]
 
 
 def test_every_setting_says_which_lesson_chose_it_or_what_it_is_for():

@@ -212,7 +212,7 @@ def build_prompt(question: str, hits: Sequence[Hit], chunks: Sequence[Chunk], *,
             + "\n\n---\n\n".join(sources) + f"\n\n---\n\nQuestion: {question}\nAnswer:")
 
 
-def ask_llm(prompt: str, *, model: str = "claude-sonnet-4-5",
+def ask_llm(prompt: str, *, model: str = settings.LLM_MODEL,
             max_tokens: int = settings.ANSWER_MAX_TOKENS) -> str | None:
     """Send the prompt to Claude when ANTHROPIC_API_KEY is set and the `anthropic` package is
     installed; otherwise return None, so a notebook shows the prompt and moves on. The key is

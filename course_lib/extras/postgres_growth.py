@@ -65,7 +65,8 @@ class GrowthPoint:
 
 
 def measure_growth(conn, vectors: np.ndarray, queries: np.ndarray, *, k: int = settings.EVAL_DEPTH,
-                   ef_search: int = settings.HNSW_EF_SEARCH, maintenance_mem: str = "1GB") -> GrowthPoint:
+                   ef_search: int = settings.HNSW_EF_SEARCH,
+                   maintenance_mem: str = settings.PG_BUILD_MEMORY) -> GrowthPoint:
     """Load `vectors` into a fresh table, build HNSW (timed), and time each query three ways.
 
     `maintenance_work_mem` must hold the graph while it is built, or pgvector spills to disk and

@@ -38,7 +38,7 @@ from course_lib.infra.errors import (
 from course_lib.infra.files import atomic_write, claim_out
 from course_lib.infra.safe_text import safe
 from course_lib.infra.terminal import debug_logging, progress, say, sigterm_as_interrupt
-from course_lib.settings import FINAL_PIPELINE
+from course_lib.settings import ASK_SOURCES, FINAL_PIPELINE, GOLDEN_DRAFT_SIZE
 
 _CANONICAL = re.compile(r"""<(?:link[^>]*rel=["']?canonical["']?[^>]*href|base[^>]*href)=["']?(https?://[^"'\s>]+)""",
                         re.I)
@@ -341,7 +341,7 @@ def build_parser() -> argparse.ArgumentParser:
     _corpus_options(draft, required=True)
     draft.add_argument("--out", type=Path, required=True,
                        help="JSONL to write (never overwritten without --force)")
-    draft.add_argument("--n", type=_positive, default=40, help="how many lines to draft")
+    draft.add_argument("--n", type=_positive, default=GOLDEN_DRAFT_SIZE, help="how many lines to draft")
     draft.add_argument("--force", action="store_true", help="overwrite an existing --out file")
     draft.set_defaults(func=_golden_draft)
     ask = command("ask", "ranked sources for a question")
@@ -355,7 +355,7 @@ def build_parser() -> argparse.ArgumentParser:
     compare.add_argument("question")
     compare.add_argument("--against", default=FINAL_PIPELINE)
     for each in (ask, compare):
-        each.add_argument("--k", type=_positive, default=5, help="how many sources (at least 1)")
+        each.add_argument("--k", type=_positive, default=ASK_SOURCES, help="how many sources (at least 1)")
         _corpus_options(each)
         each.add_argument("--model", help="embedding model name or folder (default: bundled MiniLM)")
     ask.set_defaults(func=_ask)
