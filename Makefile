@@ -15,10 +15,11 @@ unit unit-fast notebooks course browser-check: export COURSE_OFFLINE_LLM := 1
 
 setup: $(STAMP)
 
-$(STAMP): pyproject.toml
+# constraints.txt: the versions CI passed with; pyproject.toml keeps the floors the code needs.
+$(STAMP): pyproject.toml constraints.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e .[peers]
+	$(PY) -m pip install --quiet -c constraints.txt -e .[peers,serve]
 	touch $(STAMP)
 
 ## lab: open the course in JupyterLab

@@ -15,7 +15,7 @@ def _name(requirement: str) -> str:
 
 def pyproject_requirements() -> dict[str, str]:
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
-    deps = project["dependencies"] + project.get("optional-dependencies", {}).get("peers", [])
+    deps = project["dependencies"] + [d for extra in project.get("optional-dependencies", {}).values() for d in extra]
     return {_name(d): d.replace(" ", "") for d in deps}
 
 
@@ -80,3 +80,37 @@ def test_sentence_transformers_floor_has_the_api_the_code_calls():
     # get_sentence_embedding_dimension, so an older release fails on the first model load.
     calls = [p for p in (ROOT / "course_lib").rglob("*.py") if ".get_embedding_dimension()" in p.read_text()]
     assert calls and floor(pyproject_requirements()["sentence-transformers"]) >= (5, 4)
+
+
+def constraints() -> dict[str, str]:
+    """constraints.txt as {canonical name: pinned version}."""
+    from packaging.utils import canonicalize_name
+
+    lines = (ROOT / "constraints.txt").read_text(encoding="utf-8").splitlines()
+    pins = [line.split("==") for line in lines if line.strip() and not line.startswith("#")]
+    return {canonicalize_name(name): version for name, version in pins}
+
+
+def test_constraints_pin_every_dependency_within_its_floor():
+    from packaging.requirements import Requirement
+    from packaging.utils import canonicalize_name
+
+    pinned = constraints()
+    for line in pyproject_requirements().values():
+        requirement = Requirement(line)
+        name = canonicalize_name(requirement.name)
+        assert name in pinned, f"{name} is a dependency but constraints.txt does not pin it"
+        assert requirement.specifier.contains(pinned[name], prereleases=True), (line, pinned[name])
+
+
+def test_constraints_are_plain_pins_and_used_by_make_setup():
+    lines = [ln for ln in (ROOT / "constraints.txt").read_text(encoding="utf-8").splitlines()
+             if ln.strip() and not ln.startswith("#")]
+    assert lines and all(re.fullmatch(r"[A-Za-z0-9][\w.\-]*==[\w.]+", ln) for ln in lines)  # no URL, path, +cpu
+    assert constraints()["torch"] == "2.13.0" and "onnxruntime" in constraints()
+    assert re.search(r"pip install .*-c constraints\.txt -e \.\[peers,serve\]", (ROOT / "Makefile").read_text())
+
+
+def test_the_onnx_query_encoder_is_an_extra_make_setup_installs():
+    extras = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]
+    assert "onnxruntime>=1.31" in extras["serve"]
