@@ -34,17 +34,16 @@ course: setup
 readme: setup
 	$(PY) scripts/update_readme.py
 
-## test: unit, property and data tests, then every notebook under nbval
-## (`make warm` runs on the side while the unit tests run, on the core they leave free: on a cold clone
-## most of the notebooks' time is the re-ranker's token vectors. It stops when the unit tests end;
-## what it stored by then is read from disk, the notebooks compute the rest on both cores)
-WARM_LOG := $(VENV)/warm.log
-test: setup lint
-	@OMP_NUM_THREADS=1 $(PY) scripts/warm_cache.py > $(WARM_LOG) 2>&1 & warm=$$!; \
-	echo "warming the caches on the side (log: $(WARM_LOG)) while the unit tests run"; \
-	$(MAKE) --no-print-directory unit || { status=$$?; kill $$warm 2>/dev/null; exit $$status; }; \
-	kill $$warm 2>/dev/null && echo "warm-up stopped with the unit tests (log: $(WARM_LOG))"; wait $$warm; true
-	$(MAKE) --no-print-directory notebooks
+## test: ruff, the unit, property and data tests, the cache warm-up, then every notebook under nbval,
+## one step after the other; the first step that fails stops it. The warm-up is a step of its own: on a
+## cold clone it encodes the re-ranker's token vectors on every core, and the notebooks read them from disk.
+## TEST_STAGE: a command each step runs under, given its name first (.ci/run passes .ci/stage: each step's time).
+TEST_STEPS := lint unit warm notebooks
+TEST_STAGE ?=
+test: setup
+	@for step in $(TEST_STEPS); do \
+	    $(if $(TEST_STAGE),$(TEST_STAGE) "make $$step") $(MAKE) --no-print-directory $$step || exit $$?; \
+	done
 
 ## lint: ruff over the library, tests, benchmarks and scripts (rules in pyproject.toml)
 lint: setup
