@@ -76,7 +76,7 @@ class BlockPacker:
         return split_block(text, kind=kind, budget=self.room, counter=self.counter,
                            context=self.ctx if self.count_context else "")
 
-    def emit(self, parts: list[Part], carried: int = 0) -> None:
+    def emit(self, parts: list[Part], carried: int) -> None:
         """Append these parts as the next chunk, its meta recording blocks, pieces, size and cuts."""
         path, section = self.key  # type: ignore[misc]  # set by `enter` before any part is added
         splits = {p.method for p in parts if p.pieces > 1}
@@ -145,15 +145,15 @@ class BlockPacker:
         group: list[Part] = []
         for part in headings:
             if group and self.measure([*group, part]) > self.room:
-                self.emit(group)
+                self.emit(group, 0)
                 group = []
             if self.measure([part]) > self.room and self.split_long:
                 for piece in parts_of(part.index, HEADING, self.split(part.text)):
-                    self.emit([piece])
+                    self.emit([piece], 0)
                 continue
             group.append(part)
         if group:
-            self.emit(group)
+            self.emit(group, 0)
 
 
 def window_body(units: Sequence[tuple[str, Block]]) -> str:
