@@ -1,13 +1,41 @@
-"""Shared test setup: offline model hub, a private cache folder, and a writer killed mid-write."""
+"""Shared test setup: offline model hub, a private cache folder, a writer killed mid-write, and
+the guard that a test not marked `model` loads no model, in its own process or a subprocess."""
+import importlib.util
 import os
 import signal
 import subprocess
+import tempfile
 import time
+from pathlib import Path
 
 import pytest
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+# Every Python a test starts imports tests/model_guard/sitecustomize.py, which writes each import
+# of torch, transformers or sentence-transformers into this log; so does this process.
+GUARD = Path(__file__).parent / "model_guard"
+MODEL_IMPORT_LOG = Path(tempfile.mkdtemp(prefix="course_lib-model-guard-")) / "imports.log"
+os.environ["COURSE_MODEL_IMPORT_LOG"] = str(MODEL_IMPORT_LOG)
+os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(GUARD), os.environ.get("PYTHONPATH")]))
+_spec = importlib.util.spec_from_file_location("course_model_guard", GUARD / "sitecustomize.py")
+model_guard = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(model_guard)
+model_guard.install(str(MODEL_IMPORT_LOG))
+
+
+@pytest.fixture(autouse=True)
+def loads_no_model_unless_marked(request):
+    """Fail a test not marked `model` that imported torch, transformers or sentence-transformers,
+    here or in a subprocess (here only the first import is seen: run `-m "not model"`, as
+    `make unit-fast` does, to see them all)."""
+    MODEL_IMPORT_LOG.unlink(missing_ok=True)
+    yield
+    found = MODEL_IMPORT_LOG.read_text(encoding="utf-8").split("\n") if MODEL_IMPORT_LOG.exists() else []
+    MODEL_IMPORT_LOG.unlink(missing_ok=True)
+    if any(found) and request.node.get_closest_marker("model") is None:
+        pytest.fail(f"not marked @pytest.mark.model but loaded a model library: {sorted(set(filter(None, found)))}")
 
 
 @pytest.fixture

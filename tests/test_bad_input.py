@@ -362,6 +362,7 @@ def test_pages_with_other_extensions_are_read_or_named_in_one_line(site):
     assert result.returncode == 0 and "ignored" not in result.stdout, result.stdout
 
 
+@pytest.mark.model
 def test_an_edited_parsed_page_cache_entry_is_parsed_again_never_served(site, private_cache):
     import gzip
 
@@ -394,6 +395,7 @@ def test_evaluate_refuses_a_golden_file_that_does_not_match_the_corpus(tmp_path,
     assert not (tmp_path / "r.json").exists()
 
 
+@pytest.mark.model
 def test_skip_invalid_counts_and_names_what_it_left_out(tmp_path, site):
     path = golden(tmp_path, GOOD_Q, {**GOOD_Q, "id": "q2", "section": "no-such-id"})
     result = run("evaluate", "--corpus", site, "--golden", path, "--pipeline", "bm25", "--skip-invalid",
@@ -438,6 +440,7 @@ def test_doc_paths_are_normalised_and_must_stay_inside_the_corpus(tmp_path, site
         "golden.jsonl:4: doc '../outside.html' points outside the corpus " + str(site), "4 questions, 1 errors"]
 
 
+@pytest.mark.model
 def test_normalised_doc_paths_score_as_hits(tmp_path, site):
     path = golden(tmp_path, {**GOOD_Q, "doc": "./library/datetime.html"})
     result = run("evaluate", "--corpus", site, "--golden", path, "--pipeline", "bm25",
@@ -466,6 +469,7 @@ def test_a_huge_evidence_string(tmp_path, site):
     assert result.returncode == 1 and "evidence has 100011 characters" in result.stdout
 
 
+@pytest.mark.model
 def test_a_page_present_twice_stays_findable_under_both_paths(tmp_path, site):
     (site / "copy").mkdir()
     shutil.copy(site / "library" / "datetime.html", site / "copy" / "datetime.html")
@@ -496,6 +500,7 @@ def test_an_unknown_pipeline_is_rejected_before_anything_runs(site):
     fails(run("evaluate", "--corpus", site, "--pipeline", "nope"), 2, r"unknown pipeline 'nope'")
 
 
+@pytest.mark.model
 def test_a_doc_or_kind_filter_that_matches_nothing_says_which(site):
     fails(run("ask", "day of the month", "--corpus", site, "--pipeline", "bm25", "--doc", "nope.html"), 2,
           r"--doc 'nope.html' matches no page — try one of flat.html, library/datetime.html")
@@ -503,6 +508,7 @@ def test_a_doc_or_kind_filter_that_matches_nothing_says_which(site):
           r"--kinds 'nope' matches no chunk — use some of")
 
 
+@pytest.mark.model
 def test_prompts_cite_no_made_up_site(site):
     result = run("ask", "day of the month", "--corpus", site, "--pipeline", "bm25", "--prompt", "--k", "1")
     assert result.returncode == 0 and "docs.python.org" not in result.stdout
@@ -512,6 +518,7 @@ def test_prompts_cite_no_made_up_site(site):
     assert "\nhttps://example.org/docs/library/datetime.html#" in given.stdout
 
 
+@pytest.mark.model
 def test_a_base_url_is_taken_from_a_canonical_link(site):
     page = site / "flat.html"
     page.write_text(page.read_text().replace(
@@ -520,6 +527,7 @@ def test_a_base_url_is_taken_from_a_canonical_link(site):
     assert "\nhttps://tool.example/v2/flat.html#" in result.stdout
 
 
+@pytest.mark.model
 def test_a_model_that_cannot_load_offline_is_one_line(site):
     fails(run("ask", "What is x?", "--corpus", site, "--pipeline", "bm25", "--model", "no-such/model-xyz"), 6,
           r"Could not load model 'no-such/model-xyz'.*offline, pass a local folder")
@@ -578,6 +586,7 @@ def test_a_database_url_in_a_notebook_or_an_error_shows_no_password(tmp_path):
 RAW_CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
 
+@pytest.mark.model
 def test_terminal_control_sequences_from_a_page_are_never_printed_raw(tmp_path, site):
     evil = "<html><head><title>T</title></head><body><h1>Evil \x1b]0;owned\x07 page</h1>" + \
            "<section id='s'><h2>Colours \u009b31m</h2><p>" + "Ordinary documentation text. " * 60 + \

@@ -100,6 +100,7 @@ def test_a_quick_stage_prints_nothing(capsys):
     assert capsys.readouterr().err == ""
 
 
+@pytest.mark.model
 def test_debug_keeps_the_cause_of_an_output_error(tmp_path, monkeypatch, capsys):
     from course_lib.infra import files
 
@@ -138,6 +139,7 @@ def test_debug_shows_the_traceback_behind_a_failed_check(monkeypatch, capsys):
     assert "Traceback" in err and 'raise RuntimeError("the cache folder is gone")' in err
 
 
+@pytest.mark.model
 def test_debug_shows_why_the_parser_skipped_a_page(tmp_path, parser_failing_on, capsys):
     parser_failing_on("odd page", RecursionError("a parser bug"))
     site = _own_site(tmp_path)
