@@ -23,6 +23,8 @@ def own_cache(private_cache):
 
 
 WINDOW = peers.Window(tokens=256, special=2, chars_per_token=3.0)  # a window for tests: no model loaded
+# unstructured imports torch (its NLP stack), so its runs are `model` tests; the other peers load none.
+UNSTRUCTURED = pytest.param("peer:unstructured", marks=pytest.mark.model)
 SMALL = peers.Window(tokens=42, special=2, chars_per_token=2.0)  # 40 content tokens, 80 characters
 
 
@@ -38,6 +40,7 @@ def test_unknown_peer_lists_the_known_ones():
     assert peers.peer("docling") is peers.PEERS["peer:docling"]
 
 
+@pytest.mark.model
 def test_the_window_is_measured_on_the_corpus_with_the_embedders_tokenizer():
     from course_lib.core.chunking import blocks_to_text
     from course_lib.core.pipeline import clean_corpus
@@ -54,7 +57,7 @@ def test_the_window_is_measured_on_the_corpus_with_the_embedders_tokenizer():
     assert window.chars == int(window.content_tokens * window.chars_per_token)
 
 
-@pytest.mark.parametrize("name", ["peer:langchain-header", "peer:langchain-semantic", "peer:unstructured",
+@pytest.mark.parametrize("name", ["peer:langchain-header", "peer:langchain-semantic", UNSTRUCTURED,
                                   "peer:trafilatura"])
 def test_each_peer_chunks_a_page_and_the_course_adds_nothing(name):
     run = peers.run_peer(name, [Page("a.html", PAGE)], window=WINDOW)
@@ -72,7 +75,7 @@ def test_a_cached_peer_run_hands_out_a_copy_of_its_chunks():
     assert peers.run_peer("peer:trafilatura", [Page("a.html", PAGE)], window=WINDOW).chunks == expected
 
 
-@pytest.mark.parametrize("name", ["peer:langchain-semantic", "peer:unstructured", "peer:trafilatura"])
+@pytest.mark.parametrize("name", ["peer:langchain-semantic", UNSTRUCTURED, "peer:trafilatura"])
 def test_character_peers_are_bounded_by_the_windows_characters(name):
     bodies = [c.body for c in peers.run_peer(name, [Page("a.html", PAGE)], window=SMALL).chunks]
     assert len(bodies) > len(peers.run_peer(name, [Page("a.html", PAGE)], window=WINDOW).chunks)
@@ -86,6 +89,7 @@ def test_trafilatura_overlaps_by_lesson_01s_share_of_the_window():
                                                      / settings.NAIVE_CHUNK_CHARS)
 
 
+@pytest.mark.model
 def test_docling_embeds_its_contextualized_chunks_within_the_window():
     from course_lib.core.tokens import get_counter
 
@@ -117,6 +121,7 @@ def test_a_page_a_library_fails_on_is_reported_not_fatal(monkeypatch):
     assert run.failures == (("bad.html", "ValueError: cannot read this"),)
 
 
+@pytest.mark.model
 def test_blank_spacy_stand_in_is_faithful_narrative_and_text_chunk_alike():
     as_narrative = peers.unstructured_chunks(PAGE, WINDOW, force="NarrativeText")
     as_text = peers.unstructured_chunks(PAGE, WINDOW, force="Text")
