@@ -196,6 +196,8 @@ BAD_LINES = [
      "golden.jsonl:2: evidence spans two blocks in section 'format-codes'"),
     ({**GOOD, "id": "b", "evidence": "abbreviated name. %d Day of the month"},  # across two cells
      "golden.jsonl:2: evidence spans two blocks in section 'format-codes'"),
+    ({**GOOD, "id": "b", "section": "module-datetime"},   # the quote is in its inner section format-codes
+     "golden.jsonl:2: evidence lies in the inner section 'format-codes' of section 'module-datetime'"),
     ({**GOOD, "id": "b", "also": [{"doc": "flat.html", "evidence": "no such words on that page"}]},
      "golden.jsonl:2: also: evidence not found in flat.html"),
     ({**GOOD, "id": "b", "also": [{"doc": "../outside.html", "evidence": "one two three four"}]},

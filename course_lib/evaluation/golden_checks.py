@@ -161,6 +161,20 @@ def unit_problem(unit, nodes, where: str) -> str | None:
     return quote_problem(quote, nodes, where) or fragments_problem(quote, fragments, nodes, where)
 
 
+def inner_section(quote: str, nodes, section_id: str) -> str | None:
+    """The id of the innermost `<section>` nested in these nodes whose blocks hold the quote, when it
+    is not `section_id` itself: the question then names an outer section, which any chunk of the
+    page's outline would match. None when the named section is the innermost."""
+    wanted, found = normalize(quote), None
+    for node in nodes:
+        if not isinstance(node, Tag):
+            continue
+        for inner in node.find_all("section", id=True):
+            if inner["id"] != section_id and any(wanted in t for t in block_texts([inner])):
+                found = inner["id"]  # find_all walks in document order: the last hit is the innermost
+    return found
+
+
 def in_gold_block(soup: BeautifulSoup, gold_quote: str, quote: str) -> bool:
     """True when `quote` lies inside a block of the page that holds the gold quote: the gold
     answer itself (or a piece of it), not another place that answers."""
@@ -184,7 +198,10 @@ def _check_in_corpus(q: Question, corpus_dir: Path, soups: dict, pages: dict[str
     nodes = section_nodes(soup, q.section)
     if nodes is None:
         return [f"no element with id '{q.section}' in {q.doc}"]
-    problems = [unit_problem(q.unit, nodes, f"section '{q.section}' of {q.doc}")]
+    where = f"section '{q.section}' of {q.doc}"
+    inner = None if unit_problem(q.unit, nodes, where) else inner_section(q.evidence, nodes, q.section)
+    problems = [unit_problem(q.unit, nodes, where) or (inner and (
+        f"evidence lies in the inner section '{inner}' of {where} — name the innermost section"))]
     for place in q.also:
         doc = place.doc  # already inside the corpus: _with_corpus_paths checked it
         other = _page(doc, corpus_dir, soups, pages)
