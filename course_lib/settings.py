@@ -43,6 +43,7 @@ RERANK_BATCH_SIZE = 32  # lesson 07: pairs per forward pass of the re-ranker
 RERANK_MAX_TOKENS = 512  # lesson 07: a cross-encoder's input, question and chunk together
 TOKEN_VECTOR_CACHE = 4096  # lesson 07: chunks whose MaxSim token vectors stay in memory
 EMBED_BATCH_SIZE = 32  # lesson 01: texts per forward pass of the embedder
+EMBED_ESTIMATE_MIN_TEXTS = 2000  # the command line says how long embedding this many new texts will take
 
 # --- evaluation (lesson 02) -------------------------------------------------------------------
 EVAL_DEPTH = 20  # rankings are judged to this depth: recall@20 and MRR@20

@@ -681,3 +681,18 @@ def test_damaged_cached_vectors_are_computed_again_not_ranked(tmp_path, site, pr
         f"course_lib cache {embeddings} holds vectors of the wrong dimension (expected 384 float32 values per row): "
         "ignored, computed again",
         f"course_lib cache {tokens} holds vectors that are not finite (NaN or infinity): ignored, computed again"])
+
+
+def test_a_very_large_page_on_ask_gets_a_time_estimate_before_its_embedding(monkeypatch):
+    """A 50 MB page is hours of embedding on a laptop: the command line builds every index inside
+    `models.estimating()`, so an embedding of many new texts first prints how long it will take
+    (the estimate itself: tests/test_models.py). Lessons build outside it and print nothing."""
+    from types import SimpleNamespace
+
+    from course_lib.extras import peers
+    from course_lib.infra import cli, models
+
+    seen = []
+    monkeypatch.setattr(peers, "build_any", lambda name, pages, *, model=None: seen.append(models._ESTIMATING.get()))
+    cli._build("limited", SimpleNamespace(pages=[]), model=None)
+    assert seen == [True] and models._ESTIMATING.get() is False

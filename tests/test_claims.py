@@ -112,11 +112,12 @@ def test_cli_exit_status_and_counts(claims, tmp_path, capsys):
 
 def test_every_lesson_and_solution_states_its_verdicts_from_data(claims):
     """The contract on the real course: no Markdown cell of any lesson or worked solution states
-    a measured verdict in hand-written words without a rendered figure or assertion beside it."""
+    a measured verdict in hand-written words without a rendered figure or assertion beside it, and
+    no committed output prints an interval that contradicts the word beside it."""
     paths = sorted((ROOT / "notebooks").rglob("*.ipynb"))
     paths = [p for p in paths if ".ipynb_checkpoints" not in p.parts]
     assert len(paths) >= 20  # every lesson and its solutions, not an empty glob
-    flags = [flag for found in claims.check_paths(paths).values() for flag in found]
+    flags = [flag for found in claims.check_paths(paths, intervals=True).values() for flag in found]
     assert not flags, "\n".join(f"{f.notebook}: cell {f.cell}: {', '.join(f.words)}: {f.line}" for f in flags)
 
 

@@ -363,3 +363,37 @@ def test_duplicates_get_one_row_each_with_or_without_the_cache(private_cache):
         vectors = models.embed(["a", "a", "b"], use_cache=use_cache, progress=False)
         assert vectors.shape == (3, 384)
         assert np.array_equal(vectors[0], vectors[1]) and not np.array_equal(vectors[0], vectors[2])
+
+
+def test_a_long_embedding_from_the_command_line_says_how_long_it_will_take(monkeypatch, capsys):
+    """Inside `models.estimating()` (the command line's build), embedding at least
+    EMBED_ESTIMATE_MIN_TEXTS new texts first times one batch and prints the projected minutes;
+    outside it (every lesson), nothing is printed. The vectors are the same either way."""
+    import numpy as np
+
+    from course_lib import settings
+    from course_lib.infra import models
+
+    class Slow:
+        calls = 0
+
+        def get_embedding_dimension(self):
+            return 3
+
+        def encode(self, texts, **_):
+            Slow.calls += 1
+            return np.tile(np.array([1.0, 0.0, 0.0], np.float32), (len(texts), 1))
+
+    monkeypatch.setattr(models, "load_embedder", lambda model=None: Slow())
+    monkeypatch.setattr(models, "model_id", lambda model=None: "a fake encoder")
+    monkeypatch.setattr(settings, "EMBED_ESTIMATE_MIN_TEXTS", 10)
+    texts = [f"text {i}" for i in range(40)]
+    quiet = models.embed(texts, use_cache=False, progress=False)
+    assert capsys.readouterr().err == "" and Slow.calls == 1
+    with models.estimating():
+        loud = models.embed(texts, use_cache=False, progress=False)
+        few = models.embed(texts[:5], use_cache=False, progress=False)  # below the threshold: silent
+    err = capsys.readouterr().err
+    assert err.count("... embedding 40 new texts: about ") == 1 and "texts/s on this machine" in err
+    assert "5 new texts" not in err and Slow.calls == 4  # one timed batch, then the real call, then the few
+    assert np.array_equal(quiet, loud) and few.shape == (5, 3)

@@ -36,6 +36,7 @@ from course_lib.infra.errors import (
     UsageError,
 )
 from course_lib.infra.files import atomic_write, claim_out
+from course_lib.infra.models import estimating
 from course_lib.infra.safe_text import safe
 from course_lib.infra.terminal import debug_logging, progress, say, sigterm_as_interrupt
 from course_lib.settings import ASK_SOURCES, FINAL_PIPELINE, GOLDEN_DRAFT_SIZE
@@ -104,7 +105,7 @@ def _build(name: str, loaded, *, model: str | None):
     """A pipeline over the loaded pages, saying on stderr what it is doing if that takes long."""
     from course_lib.extras.peers import build_any
 
-    with progress(f"building the {name!r} index over {_pages(len(loaded.pages))}"):
+    with progress(f"building the {name!r} index over {_pages(len(loaded.pages))}"), estimating():
         return build_any(name, loaded.pages, model=model)
 
 

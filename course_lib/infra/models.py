@@ -6,9 +6,13 @@ learners who are online: pass `name="BAAI/bge-small-en-v1.5"`.
 """
 from __future__ import annotations
 
+import contextvars
 import hashlib
 import re
-from collections.abc import Sequence
+import sys
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from functools import lru_cache
 from pathlib import Path
 
@@ -22,6 +26,33 @@ from course_lib.infra.shipped import all_shipped
 from course_lib.infra.vector_cache import VectorStore, warn_once
 
 DEFAULT_EMBEDDER = "all-MiniLM-L6-v2 (bundled)"
+# Set by the command line around a build: a long embedding then says up front how long it will take.
+_ESTIMATING = contextvars.ContextVar("estimating", default=False)
+
+
+@contextmanager
+def estimating() -> Iterator[None]:
+    """Within the block, an embedding of at least `settings.EMBED_ESTIMATE_MIN_TEXTS` new texts first
+    times one batch and says on stderr how long the whole will take (a 50 MB page is hours of
+    embedding on a laptop CPU; a learner should know before waiting). Lessons never enable it."""
+    token = _ESTIMATING.set(True)
+    try:
+        yield
+    finally:
+        _ESTIMATING.reset(token)
+
+
+def _announce_duration(encoder, texts: Sequence[str], *, batch_size: int, normalize: bool) -> None:
+    """Time one batch of `texts` (its vectors are thrown away, so the real run is unchanged) and
+    print the projected time for all of them on stderr."""
+    sample = list(texts[:batch_size])
+    start = time.perf_counter()
+    encoder.encode(sample, batch_size=batch_size, normalize_embeddings=normalize, convert_to_numpy=True,
+                   show_progress_bar=False)
+    rate = len(sample) / max(time.perf_counter() - start, 1e-9)
+    minutes = len(texts) / rate / 60
+    print(f"... embedding {len(texts):,} new texts: about {minutes:,.0f} min at {rate:,.0f} texts/s on this "
+          "machine (cached afterwards; Ctrl-C stops it)", file=sys.stderr, flush=True)
 
 
 def bundled_model_path() -> Path:
@@ -271,6 +302,8 @@ def embed(
             known[key] = vector
         else:
             todo.setdefault(key, text)
+    if todo and _ESTIMATING.get() and len(todo) >= settings.EMBED_ESTIMATE_MIN_TEXTS:
+        _announce_duration(encoder, list(todo.values()), batch_size=batch_size, normalize=normalize)
     if todo:
         fresh = encoder.encode(
             list(todo.values()),
