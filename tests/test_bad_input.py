@@ -696,3 +696,21 @@ def test_a_very_large_page_on_ask_gets_a_time_estimate_before_its_embedding(monk
     monkeypatch.setattr(peers, "build_any", lambda name, pages, *, model=None: seen.append(models._ESTIMATING.get()))
     cli._build("limited", SimpleNamespace(pages=[]), model=None)
     assert seen == [True] and models._ESTIMATING.get() is False
+
+
+@pytest.mark.parametrize("change, problem", [
+    ({"fragmets": ["%d"]}, "unknown field 'fragmets'"),   # a misspelled field would judge by the quote alone
+    ({"section": "module-datetime"},                       # the quote's own section is format-codes
+     "evidence lies in the inner section 'format-codes' of section 'module-datetime'"),
+])
+def test_a_misspelled_golden_field_or_an_outer_section_is_refused_before_anything_runs(tmp_path, site, change,
+                                                                                         problem):
+    line = {"id": "ok", "question": "Which directive gives the day?", "doc": "library/datetime.html",
+            "section": "format-codes", "evidence": "Day of the month as a zero-padded decimal number.",
+            "kind": "table", "split": "dev", **change}
+    golden = tmp_path / "golden.jsonl"
+    golden.write_text(json.dumps(line) + "\n", encoding="utf-8")
+    out = tmp_path / "run.json"
+    result = run("evaluate", "--corpus", site, "--golden", golden, "--pipeline", "naive", "--out", out)
+    fails(result, 4, r"1 problems with the golden file")
+    assert problem in result.stderr and not out.exists()
