@@ -199,9 +199,10 @@ def _check_in_corpus(q: Question, corpus_dir: Path, soups: dict, pages: dict[str
     if nodes is None:
         return [f"no element with id '{q.section}' in {q.doc}"]
     where = f"section '{q.section}' of {q.doc}"
-    inner = None if unit_problem(q.unit, nodes, where) else inner_section(q.evidence, nodes, q.section)
-    problems = [unit_problem(q.unit, nodes, where) or (inner and (
-        f"evidence lies in the inner section '{inner}' of {where} — name the innermost section"))]
+    problem = unit_problem(q.unit, nodes, where)
+    inner = None if problem else inner_section(q.evidence, nodes, q.section)
+    problems = [problem or (inner and f"evidence lies in the inner section '{inner}' of {where} — name the "
+                                      "innermost section")]
     for place in q.also:
         doc = place.doc  # already inside the corpus: _with_corpus_paths checked it
         other = _page(doc, corpus_dir, soups, pages)
