@@ -20,8 +20,9 @@ download() {
     mkdir -p "$dir"
     # `pip wheel`, not `pip download`: the course itself and any dependency published only as
     # source (langdetect, pulled in by unstructured) become wheels, so the offline install builds
-    # nothing. With the [peers] extra: lesson 10 runs the peer libraries, and `make test` installs them.
-    "$python" -m pip wheel --quiet --wheel-dir "$dir" ".[peers]"
+    # nothing. With the [peers] and [serve] extras, as `make setup` installs them: lesson 10 runs the peer
+    # libraries, and the ONNX query encoder needs onnxruntime.
+    "$python" -m pip wheel --quiet --wheel-dir "$dir" -c constraints.txt ".[peers,serve]"
     echo "wheelhouse: $(ls "$dir" | wc -l) files, $(du -sh "$dir" | cut -f1) in $dir"
 }
 
@@ -32,7 +33,7 @@ install() {
     rm -rf "$venv"
     "$python" -m venv "$venv"
     "$venv/bin/python" -m pip install --quiet --no-index --find-links "$dir" --upgrade pip || true
-    "$venv/bin/python" -m pip install --quiet --no-index --find-links "$dir" "course_lib[peers]"
+    "$venv/bin/python" -m pip install --quiet --no-index --find-links "$dir" "course_lib[peers,serve]"
     "$venv/bin/python" - <<'PY'
 import importlib
 import os
