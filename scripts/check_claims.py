@@ -16,7 +16,9 @@ A verdict in a code cell's plain string (`print("BM25 beats dense")`) is always 
 verdict typed in, not rendered. Headings and questions (a sentence ending in "?") state no
 verdict and are not read. Sentences about the sources are exempt: a blockquote line (`> …`)
 or a line saying "the production write-up says" / "the chunking lesson says". Code spans and
-fenced code inside Markdown are not prose and are skipped. Exit status 1 when anything is
+fenced code inside Markdown are not prose and are skipped. A lesson's `**Takeaway**` cell sits
+under its title, above the figures it summarises: its sentences pass when ANY code cell of the
+notebook renders or asserts them (by the same rule). Exit status 1 when anything is
 flagged; `--count` prints the number of flags per notebook and exits 0.
 
 With `--intervals` it also reads what code cells PRINTED (text/html, text/markdown, text/plain,
@@ -55,6 +57,7 @@ _HEADING = re.compile(r"^\s*#")
 _SENTENCE_END = re.compile(r"(?<=[.!?])[*_]*\s+")
 _FENCE = re.compile(r"^\s*(```|~~~).*?^\s*\1", re.M | re.S)
 _CODE_SPAN = re.compile(r"`[^`\n]*`")
+TAKEAWAY = "**Takeaway**"
 _RENDERS = re.compile(r"\b(verdict|verdict_table|technique_table)\s*\(")
 _ASSERT = re.compile(r"^\s*assert\b[^\n]*(<|>|==|!=|\bsignificant\b|\bequivalent\b)[^\n]*", re.M)
 # What a sentence can be about, and how code names the same quantity.
@@ -142,8 +145,10 @@ def flag_cells(notebook: nbformat.NotebookNode, *, name: str = "") -> list[Flag]
             continue
         if cell.cell_type != "markdown":
             continue
+        beside = ([c.source for c in cells if c.cell_type == "code"] if TAKEAWAY in cell.source
+                  else [_neighbour_code(cells, index, step) for step in (-1, 1)])
         unbacked = [(word, line) for word, line in verdict_words(cell.source)
-                    if not any(backs(_neighbour_code(cells, index, step), line) for step in (-1, 1))]
+                    if not any(backs(code, line) for code in beside)]
         if unbacked:
             words = tuple(dict.fromkeys(word for word, _ in unbacked))
             why = "no code cell beside it renders or asserts it"

@@ -187,3 +187,14 @@ def test_cli_intervals_flag(claims, tmp_path, capsys):
     assert claims.main([str(bad)]) == 0  # the prose check alone reads no outputs
     assert claims.main(["--intervals", str(bad)]) == 1
     assert "cannot tell beside [+0.004, +0.036]" in capsys.readouterr().out
+
+
+def test_a_takeaway_is_backed_by_any_assert_in_its_lesson_on_the_same_quantity(claims):
+    takeaway = new_markdown_cell("# 07 · Re-ranking\n\n**Takeaway**\n\n- Found: re-ranking improves MRR.")
+    later = [new_code_cell("show_pipeline('rerank')"), new_markdown_cell("## 1. A shortlist"),
+             new_code_cell("x = 1"), new_code_cell("mrr = paired_comparison(a, b, metric='mrr')\nassert word(mrr) == GAIN")]
+    assert claims.flag_cells(notebook(takeaway, *later)) == []
+    unrelated = [*later[:3], new_code_cell("assert run.recall_at(5) > 0.5")]
+    assert [f.words for f in claims.flag_cells(notebook(takeaway, *unrelated))] == [("improves",)]
+    plain = new_markdown_cell("Re-ranking improves MRR.")  # not a takeaway: only its neighbours count
+    assert [f.words for f in claims.flag_cells(notebook(plain, *unrelated[:3], later[3]))] == [("improves",)]

@@ -90,5 +90,8 @@ def test_record_returns_this_runs_figures_and_keeps_the_rest_on_disk(tmp_path, m
     report.record("00_x", runtime_s=12.5, load_at_start=0.3)
     shown = report.record("00_x", pages=62, tables=59)
     assert shown == {"pages": 62, "tables": 59}
+    from IPython.lib.pretty import pretty
+
+    assert pretty(shown) == repr(shown) == "recorded 2 figures in 00_x.json (make course summarises them)"
     assert report.load_records()["00_x"] == {"load_at_start": 0.3, "pages": 62, "runtime_s": 12.5,
                                              "tables": 59}

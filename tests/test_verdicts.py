@@ -52,21 +52,22 @@ def test_a_verdict_sentence_shows_figures_the_decision_interval_wins_losses_test
     d = c.decision
     assert (d.basis, d.level) == ("test", 0.95) and 0 < d.lo < d.hi  # one comparison: its own 95%
     assert text == ("**RRF against dense, recall@5:** 0.817 → 0.887, "
-                    f"+0.070 [+{d.lo:.3f}, +{d.hi:.3f}] (95% interval), "
-                    "21 wins / 7 losses, exact McNemar p = 0.02: a gain, on 194 questions.")
+                    f"+0.070 [+{d.lo:.3f}, +{d.hi:.3f}], 21 vs 7 questions: gain"
+                    "<br><small>95% interval · exact McNemar p = 0.02; equivalence margin ±0.05 · "
+                    "21 questions up, 7 down, of 194</small>")
     assert text._repr_markdown_() == text
     one = verdict(comparison(0.005, -0.01, 0.02, 1.0, wins=1, losses=0, equivalence_p=0.001))
-    assert "1 win / 0 losses" in one and "equivalent: shown within ±0.05 (two one-sided tests, p = 0.001)" in one
-    assert "+0.005 [−0.010, +0.020] (90% interval)" in one  # the two one-sided tests' own interval
-    assert "cannot tell: neither a difference nor equivalence within ±0.05 is shown" in verdict(
-        comparison(0.02, -0.04, 0.08, 0.4))
+    assert "1 vs 0 questions: equivalent" in one and "two one-sided tests within margin ±0.05, p = 0.001" in one
+    assert "+0.005 [−0.010, +0.020], " in one and "<small>90% interval" in one  # the TOST's own interval
+    assert "questions: cannot tell<br>" in verdict(comparison(0.02, -0.04, 0.08, 0.4))
 
 
 def test_holm_can_overturn_a_gain_and_the_family_is_named():
     table = holm_adjust([comparison(0.07, 0.01, 0.15, 0.02), comparison(0.05, 0.0, 0.1, 0.03),
                          comparison(0.0, -0.1, 0.1, 0.9)], family="lesson 06's retrievers")
     assert [word(c) for c in table] == ["cannot tell"] * 3  # 0.02 * 3 = 0.06
-    assert "exact McNemar Holm p = 0.06 over 3: cannot tell" in verdict(table[0])
+    assert ": cannot tell<br><small>" in verdict(table[0])
+    assert "exact McNemar Holm p = 0.06 over 3;" in verdict(table[0])
     # Holm stops at its first step (3 * 0.02 >= 0.05): every comparison is judged at that level
     assert [c.step_alpha for c in table] == pytest.approx([0.05 / 3] * 3)
     assert all(c.decision.lo <= 0 <= c.decision.hi for c in table)  # Holm rejected none

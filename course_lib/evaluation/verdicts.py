@@ -84,14 +84,15 @@ def wins_losses(c: Comparison) -> str:
     return f"{c.wins} win{'s' * (c.wins != 1)} / {c.losses} loss{'es' * (c.losses != 1)}"
 
 
-def _word_phrase(c: Comparison) -> str:
-    """The verdict word with what it rests on, for a sentence."""
-    margin = f"±{c.equivalence.margin:g}"
-    tost_p = p_text(c.equivalence.p_value)  # its interval is the one printed: no Holm, no floor
-    return {GAIN: "a gain", LOSS: "a loss",
-            EQUIVALENT: f"equivalent: shown within {margin} (two one-sided tests, {tost_p})",
-            CANNOT_TELL: f"cannot tell: neither a difference nor equivalence within {margin} is shown",
-            }[word(c)]
+def _small_print(c: Comparison) -> str:
+    """What a verdict rests on, for the line under it: level, test and p, margin, questions."""
+    margin = f"margin ±{c.equivalence.margin:g}"
+    if word(c) == EQUIVALENT:  # its interval is the two one-sided tests': no Holm, no floor
+        rests_on = f"two one-sided tests within {margin}, {p_text(c.equivalence.p_value)}"
+    else:
+        rests_on = f"{c.test} {comparison_p(c)}; equivalence {margin}"
+    return (f"{level_text(c.decision.level)} interval · {rests_on} · {c.wins} questions up, {c.losses} down, "
+            f"of {c.n}")
 
 
 class Verdict(str):
@@ -102,19 +103,19 @@ class Verdict(str):
 
 
 def verdict(comparison: Comparison, *, what: str | None = None) -> Verdict:
-    """One Markdown sentence stating what a comparison shows, rendered from its figures.
+    """One short Markdown sentence stating what a comparison shows, rendered from its figures.
 
-    "**hybrid against dense, recall@5:** 0.817 → 0.887, +0.070 [−0.010, +0.150] (98.3% interval),
-    18 wins / 8 losses, exact McNemar Holm p = 0.08 over 3: cannot tell: …, on 194 questions."
-    The interval is the one the word was decided on (`Comparison.decision`). `what` defaults to
-    "B against A".
+    "**hybrid against dense, recall@5:** 0.817 → 0.887, +0.070 [−0.010, +0.150], 18 vs 8
+    questions: cannot tell", then in small print what it rests on: the interval's level, the test
+    and its (Holm) p, the margin, the number of questions. The interval is the one the word was
+    decided on (`Comparison.decision`). `what` defaults to "B against A".
     """
     c = comparison
     what = what or f"{c.name_b} against {c.name_a}"
+    d = c.decision
     return Verdict(f"**{what}, {c.metric}:** {fmt(c.value_a)} → {fmt(c.value_b)}, "
-                   f"{interval_text(c, suffix=' interval')}, {wins_losses(c)}, {c.test} {comparison_p(c)}: "
-                   f"{_word_phrase(c)}, on {c.n} questions.")
-
+                   f"{signed(c.delta)} [{signed(d.lo)}, {signed(d.hi)}], {c.wins} vs {c.losses} questions: "
+                   f"{word(c)}<br><small>{html.escape(_small_print(c))}</small>")
 
 
 def family_caption(comparisons: Sequence[Comparison]) -> str:

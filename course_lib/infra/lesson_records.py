@@ -21,17 +21,35 @@ def lessons_dir() -> Path:
     return folder
 
 
-def record(lesson: str, **figures) -> dict:
+class Recorded(dict):
+    """The figures one `record` call saved; a notebook shows it as one line, not a page of figures."""
+
+    def __init__(self, figures: dict, *, path: Path):
+        super().__init__(sorted(figures.items()))
+        self.path = path
+
+    def summary(self) -> str:
+        return f"recorded {len(self)} figures in {self.path.name} (make course summarises them)"
+
+    def __repr__(self) -> str:
+        return self.summary()
+
+    def _repr_pretty_(self, printer, cycle: bool) -> None:  # IPython would print the dict otherwise
+        printer.text(self.summary())
+
+
+def record(lesson: str, **figures) -> Recorded:
     """Merge figures into the lesson's JSON record; return only the figures given in this call.
 
     The file also holds what `make course` adds (runtime, load), which describe an EARLIER run of
     the notebook; returning them would print an old run's runtime as if this run had measured it.
+    The returned mapping displays as one line: the figures are for `make course` and lesson 09.
     """
     path = lessons_dir() / f"{lesson}.json"
     current = json.loads(path.read_text()) if path.exists() else {}
     current.update(figures)
     atomic_write(path, json.dumps(current, indent=2, sort_keys=True, default=str))
-    return dict(sorted(figures.items()))
+    return Recorded(figures, path=path)
 
 
 def load_records() -> dict[str, dict]:
