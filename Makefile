@@ -26,7 +26,8 @@ $(STAMP): pyproject.toml constraints.txt
 lab: setup
 	$(VENV)/bin/jupyter lab notebooks/
 
-## course: run every notebook top to bottom in place, then summarise what each lesson measured
+## course: run every notebook top to bottom in place, one at a time, each once the machine is quiet
+## (1-minute load settled at or below 1.5, waiting up to 15 min), then summarise what each lesson measured
 course: setup
 	$(PY) scripts/run_notebooks.py notebooks/
 
@@ -62,7 +63,7 @@ notebooks: setup
 check: setup
 	$(PY) -m course_lib check
 
-## warm: pre-compute every embedding and the default chunking's token vectors into COURSE_CACHE_DIR
+## warm: pre-compute every embedding and the token vectors lessons 07-09 re-rank (09's ablations too) into COURSE_CACHE_DIR
 warm: setup
 	$(PY) scripts/warm_cache.py
 

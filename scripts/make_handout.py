@@ -32,7 +32,7 @@ def strip(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
 
 def lessons(folder: Path) -> list[Path]:
     """The lesson notebooks of a folder: numbered, top level only (solutions live one level down)."""
-    return sorted(folder.glob("[0-9][0-9]_*.ipynb"))
+    return sorted(folder.glob("[0-9][0-9]*_*.ipynb"))
 
 
 def main(argv: list[str] | None = None) -> int:

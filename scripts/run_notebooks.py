@@ -9,8 +9,9 @@ figures each lesson recorded (course_lib.infra.lesson_records) are printed at th
 Lessons are executed ONE AT A TIME on a QUIET machine before their outputs are committed: the
 outputs teach latency figures, and a lesson run while other notebooks or tests share the CPU
 prints timings several times too slow (and "goal NOT met" where it is met). So before each
-notebook this runner reads the 1-minute load average and warns when it exceeds
-`MAX_LOAD` (1.5); with `--strict-load` it refuses to start that notebook instead. Per-lesson
+notebook this runner WAITS until the 1-minute load average has settled at or below `MAX_LOAD`
+(1.5), up to `--wait` seconds (default 900; 0 does not wait); if the machine is still busy it
+warns, or with `--strict-load` refuses to start that notebook. Per-lesson
 and total runtimes are printed, and each lesson's runtime and the load it ran under are
 recorded for `make readme` (README and docs/TEACHING.md).
 """
@@ -34,8 +35,8 @@ def notebooks_in(args: list[str]) -> list[Path]:
     for arg in args or ["notebooks"]:
         path = Path(arg)
         if path.is_dir():
-            paths += sorted(path.glob("[0-9][0-9]_*.ipynb"))
-            paths += sorted(path.glob("solutions/[0-9][0-9]_*.ipynb"))
+            paths += sorted(path.glob("[0-9][0-9]*_*.ipynb"))
+            paths += sorted(path.glob("solutions/[0-9][0-9]*_*.ipynb"))
         else:
             paths.append(path)
     return paths
@@ -71,6 +72,24 @@ def load_problem(load: float | None, *, limit: float = MAX_LOAD) -> str | None:
             f"before committing")
 
 
+def wait_for_quiet(*, limit: float = MAX_LOAD, max_wait_s: float = 900, poll_s: float = 10,
+                   sleep=None) -> float | None:
+    """Wait until the 1-minute load is at or below `limit` (at most `max_wait_s`); return the last load.
+
+    A lesson timed on a busy machine teaches wrong latencies, so the runner waits for the
+    previous notebook's kernel, a test run or a build to settle instead of timing through it.
+    """
+    sleep = sleep or time.sleep
+    load, waited = load_average(), 0.0
+    while load is not None and load > limit and waited < max_wait_s:
+        if waited == 0:
+            print(f"  waiting for a quiet machine (load {load:.2f} > {limit}) ...", flush=True)
+        sleep(poll_s)
+        waited += poll_s
+        load = load_average()
+    return load
+
+
 def lesson_of(path: Path) -> tuple[str, str]:
     """The lesson a notebook belongs to and the prefix of the figures its run is recorded as."""
     if path.parent.name == "solutions":
@@ -81,12 +100,14 @@ def lesson_of(path: Path) -> tuple[str, str]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("paths", nargs="*", default=["notebooks"])
+    parser.add_argument("--wait", type=float, default=900, metavar="SECONDS",
+                        help="wait up to this long before each notebook for the load to settle (0: no wait)")
     parser.add_argument("--strict-load", action="store_true",
                         help=f"refuse to start a notebook while the 1-min load average exceeds {MAX_LOAD}")
     args = parser.parse_args(argv)
     failed, refused, times = [], [], {}
     for path in notebooks_in(args.paths):
-        load = load_average()
+        load = wait_for_quiet(max_wait_s=args.wait)
         problem = load_problem(load)
         if problem:
             print(f"{'REFUSED' if args.strict_load else 'WARNING'} {path}: {problem}", flush=True)

@@ -51,8 +51,23 @@ def test_strict_load_refuses_to_start_a_notebook(monkeypatch, tmp_path, capsys):
     monkeypatch.setattr(runner, "load_average", lambda: 9.0)
     monkeypatch.setattr(runner, "execute", lambda path: (_ for _ in ()).throw(AssertionError("ran")))
     monkeypatch.setenv("COURSE_CACHE_DIR", str(tmp_path))
-    assert runner.main(["--strict-load", str(tmp_path / "00_x.ipynb")]) == 1
-    assert "REFUSED" in capsys.readouterr().out
+    slept = []
+    monkeypatch.setattr(runner.time, "sleep", slept.append)
+    assert runner.main(["--strict-load", "--wait", "30", str(tmp_path / "00_x.ipynb")]) == 1
+    out = capsys.readouterr().out
+    assert "waiting for a quiet machine (load 9.00 > 1.5)" in out and "REFUSED" in out
+    assert slept == [10, 10, 10]  # it waited its 30 s for the load to settle, then refused
+
+
+def test_the_runner_starts_a_notebook_once_the_load_settles(monkeypatch):
+    runner = _load("run_notebooks")
+    loads = iter([4.0, 2.5, 1.2, 9.0])
+    monkeypatch.setattr(runner, "load_average", lambda: next(loads))
+    slept = []
+    assert runner.wait_for_quiet(max_wait_s=600, poll_s=10, sleep=slept.append) == 1.2
+    assert slept == [10, 10]
+    monkeypatch.setattr(runner, "load_average", lambda: None)  # Windows: no load average, no wait
+    assert runner.wait_for_quiet(sleep=slept.append) is None and slept == [10, 10]
 
 
 def test_handout_has_no_outputs_and_no_solutions(tmp_path):
