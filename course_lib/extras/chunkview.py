@@ -14,6 +14,11 @@ across chunks, or damaged (a line or cell in no chunk at all); the words of the 
 (the text the course's parser keeps) that no chunk carries; and the chunks past the window. Text
 is compared as the judge compares it (`golden.normalize`, which folds the markdown a library adds),
 so reformatted text is not counted as loss.
+
+`show_cuts(blocks, {"fixed windows": ..., "structured": ...}, focus="a table's caption")` draws
+where each chunking cuts one page, as a picture: the page's blocks on a line of characters (tables
+and code coloured, headings labelled), one lane of chunks per chunking, and a red mark wherever a
+cut tears a table or code block apart.
 """
 from __future__ import annotations
 
@@ -24,11 +29,16 @@ from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+import matplotlib.pyplot as plt
 from IPython.display import HTML
+from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
+from matplotlib.patches import Rectangle
 
 from course_lib import settings
+from course_lib.core.chunking import blocks_to_text
 from course_lib.evaluation.golden import normalize, strip_markup
-from course_lib.records import Chunk, Page
+from course_lib.records import Block, Chunk, Page
 
 SHADES = ("#dbeafe", "#fef3c7")  # alternating chunk backgrounds (blue, amber): colour-blind safe
 OVERLAP = "#c4b5fd"  # text repeated from the previous chunk
@@ -224,3 +234,106 @@ def what_chunks_keep(parts: Mapping[str, PageParts], chunks: Sequence[Chunk], *,
     fields = ("code_blocks", "code_whole", "code_damaged", "table_rows", "rows_whole", "rows_damaged",
               "words", "words_kept")
     return Kept(len(chunks), over, **{name: totals[name] for name in fields})
+
+
+# --- where a chunker cuts, as a picture ------------------------------------------------------
+
+CUT_KINDS = ("table", "code")  # blocks a cut must never go through (a row or a line torn apart)
+_KIND_COLOURS = {"heading": "#374151", "table": "#f59e0b", "code": "#10b981"}
+_OTHER_KIND = "#cbd5e1"
+_CUT_INSIDE = "#b91c1c"
+
+
+def _squash(text: str) -> str:
+    return " ".join(text.split())
+
+
+def locate(text: str, pieces: Sequence[str]) -> list[tuple[int, int]]:
+    """Where each piece lies in `text`, in reading order: (start, end) offsets in the text with its
+    whitespace folded (a chunker re-joins lines and blank lines its own way, the characters stay).
+    Each piece is looked for from where the previous one ended, else (an overlap) from just after
+    where it began; a piece not found raises ValueError, since a chunker that rewrote the text
+    cannot be drawn on the page's own characters."""
+    page, spans = _squash(text), []
+    for piece in pieces:
+        target = _squash(piece)
+        begin, end = spans[-1] if spans else (-1, 0)
+        at = page.find(target, end)
+        at = page.find(target, begin + 1) if at < 0 else at
+        if at < 0:
+            raise ValueError(f"piece {len(spans)} is not in the text: {target[:60]!r}")
+        spans.append((at, at + len(target)))
+    return spans
+
+
+def cuts_inside(spans: Sequence[tuple[int, int]], regions: Sequence[tuple[int, int]]) -> list[int]:
+    """The cuts (each chunk's start but the first) that fall strictly inside a region, e.g. a table:
+    the places where a chunker tore one block in two."""
+    return [start for start, _ in spans[1:] if any(lo < start < hi for lo, hi in regions)]
+
+
+def _lane_label(name: str, inside: int) -> str:
+    return f"{name}\n{inside} cut{'s' * (inside != 1)} inside a table or code block (whole page)"
+
+
+def cut_figure(blocks: Sequence[Block], chunkings: Mapping[str, Sequence[Chunk | str]], *,
+               focus: str | None = None, around: int = 1500, title: str = "") -> tuple[Figure, dict[str, int]]:
+    """One page drawn as a line of characters: its blocks on top (tables and code coloured,
+    headings as dotted lines across the picture, labelled), and under it one lane per chunking,
+    each chunk a box in alternating shades. A cut that falls inside a table or code block is
+    marked in red and counted in its lane's label, so a learner sees a window tear a table apart
+    where the structured chunks do not. `focus` zooms onto the first block whose text holds it,
+    `around` characters either side (a whole page is too long to read). Returns the figure and
+    the cuts inside a table or code block per chunking (over the whole page, not only the view)."""
+    page = blocks_to_text(blocks)
+    kept = [b for b in blocks if b.text.strip()]
+    block_spans = locate(page, [b.text for b in kept])
+    regions = [span for b, span in zip(kept, block_spans, strict=True) if b.kind in CUT_KINDS]
+    lanes = {name: locate(page, [_body(c) for c in chunks]) for name, chunks in chunkings.items()}
+    inside = {name: len(cuts_inside(spans, regions)) for name, spans in lanes.items()}
+    lo, hi = 0, len(_squash(page))
+    if focus is not None:
+        hit = next((span for b, span in zip(kept, block_spans, strict=True) if focus in b.text), None)
+        if hit is None:
+            raise ValueError(f"no block of the page holds {focus!r}")
+        lo, hi = max(0, hit[0] - around), min(hi, hit[1] + around)
+
+    figure, ax = plt.subplots(figsize=(11, 1.6 + 0.8 * len(lanes)))
+    top = len(lanes)
+    for b, (start, end) in zip(kept, block_spans, strict=True):
+        if end > lo and start < hi:
+            ax.add_patch(Rectangle((start, top - 0.15), end - start, 0.3, linewidth=0,
+                                   facecolor=_KIND_COLOURS.get(b.kind, _OTHER_KIND)))
+        if b.kind == "heading" and lo <= start < hi:
+            ax.axvline(start, color=_KIND_COLOURS["heading"], linestyle=":", linewidth=0.8)
+            label = b.text.strip() if len(b.text.strip()) <= 40 else b.text.strip()[:38] + "…"
+            ax.text(start, top + 0.3, label, rotation=20, fontsize=7, ha="left", va="bottom")
+    for lane, (name, spans) in enumerate(lanes.items()):
+        y = top - 1 - lane
+        for n, (start, end) in enumerate(spans):
+            if end > lo and start < hi:
+                ax.add_patch(Rectangle((start, y - 0.3), end - start, 0.6, facecolor=SHADES[n % 2],
+                                       edgecolor="#6b7280", linewidth=0.6))
+        for cut in cuts_inside(spans, regions):
+            if lo <= cut < hi:
+                ax.plot([cut], [y + 0.42], marker="v", color=_CUT_INSIDE, markersize=8)
+    handles = [Rectangle((0, 0), 1, 1, facecolor=_KIND_COLOURS[k]) for k in ("heading", *CUT_KINDS)]
+    handles.append(Line2D([], [], marker="v", color=_CUT_INSIDE, linestyle="", markersize=8))
+    ax.legend(handles, ["heading", "table", "code", "cut inside a table or code block"], fontsize=7,
+              loc="upper left", bbox_to_anchor=(1.0, 1.0))
+    ax.set_yticks([top, *(top - 1 - i for i in range(len(lanes)))],
+                  ["the page's blocks", *(_lane_label(name, inside[name]) for name in lanes)], fontsize=8)
+    ax.set(xlim=(lo, hi), ylim=(-0.6, top + 1.4), xlabel="characters of the page's cleaned text")
+    ax.spines[["top", "right", "left"]].set_visible(False)
+    if title:
+        ax.set_title(title, fontsize=10, loc="left")
+    figure.tight_layout()
+    return figure, inside
+
+
+def show_cuts(blocks: Sequence[Block], chunkings: Mapping[str, Sequence[Chunk | str]], *,
+              focus: str | None = None, around: int = 1500, title: str = "") -> dict[str, int]:
+    """Draw `cut_figure` in a notebook; return the cuts inside a table or code block per chunking."""
+    _, inside = cut_figure(blocks, chunkings, focus=focus, around=around, title=title)
+    plt.show()
+    return inside
