@@ -277,7 +277,8 @@ def _lane_label(name: str, inside: int) -> str:
 
 
 def cut_figure(blocks: Sequence[Block], chunkings: Mapping[str, Sequence[Chunk | str]], *,
-               focus: str | None = None, around: int = 1500, title: str = "") -> tuple[Figure, dict[str, int]]:
+               focus: str | None = None, around: int = 1500,
+               title: str = "") -> tuple[Figure, dict[str, int]]:
     """One page drawn as a line of characters: its blocks on top (tables and code coloured,
     headings as dotted lines across the picture, labelled), and under it one lane per chunking,
     each chunk a box in alternating shades. A cut that falls inside a table or code block is
@@ -308,7 +309,7 @@ def cut_figure(blocks: Sequence[Block], chunkings: Mapping[str, Sequence[Chunk |
             ax.axvline(start, color=_KIND_COLOURS["heading"], linestyle=":", linewidth=0.8)
             label = b.text.strip() if len(b.text.strip()) <= 40 else b.text.strip()[:38] + "…"
             ax.text(start, top + 0.3, label, rotation=20, fontsize=7, ha="left", va="bottom")
-    for lane, (name, spans) in enumerate(lanes.items()):
+    for lane, spans in enumerate(lanes.values()):
         y = top - 1 - lane
         for n, (start, end) in enumerate(spans):
             if end > lo and start < hi:
