@@ -14,8 +14,9 @@ On the first N dev questions of the golden set:
 (c) re-ranking the top N fused hits with token vectors read from disk, in a fresh process with
     the in-memory LRU off: float16 store (baseline) against the int8 memory-mapped index,
     beside the hybrid search alone;
-(d) the token store of the default chunking: float16 against int8, size and bytes per token;
-(e) float16 against int8 token vectors on the dev questions: how many top 5s change, and MRR of
+(d) the token store of the default chunking: float16 against int8, and int8 after a projection
+    onto the corpus's leading principal directions (`--dims`, default 128), size and bytes per token;
+(e) float16 against each int8 index on the dev questions: how many top 5s change, and MRR of
     both with `paired_comparison`'s verdict at the course's equivalence margin.
 
 The int8 index of the default chunking is built on first use from the float16 store (a minute
@@ -50,13 +51,14 @@ HERE = Path(__file__).resolve()
 
 
 def dev_questions(n: int) -> list:
-    return load_golden(GOLDEN_FILE, split="dev")[:n]
+    return load_golden(GOLDEN_FILE, split="dev")[:n or None]
 
 
-def child(mode: str, n: int, top_n: int) -> dict:
+def child(mode: str, n: int, top_n: int, dims: str = "") -> dict:
     """Run this script in a fresh process in `mode` and return the JSON it prints last."""
     done = subprocess.run([sys.executable, str(HERE), "--child", mode, "--questions", str(n),
-                           "--top-n", str(top_n)], capture_output=True, text=True, cwd=REPO_ROOT)
+                           "--top-n", str(top_n), "--dims", dims],
+                          capture_output=True, text=True, cwd=REPO_ROOT)
     if done.returncode:
         print(done.stderr[-3000:], file=sys.stderr)
         raise SystemExit(done.returncode)
@@ -158,99 +160,117 @@ def bench_cold(question: str, n: int, top_n: int) -> None:
 
 # --- (c) re-ranking from disk, (d) sizes, (e) ranking changes -----------------------------------
 
-def rerank_from_disk(queries: list[str], top_n: int) -> dict:
-    """In a fresh process: hybrid search alone, re-rank from the float16 store, from the int8 index."""
+def rerank_from_disk(queries: list[str], top_n: int, dims: list[int]) -> dict:
+    """In a fresh process: hybrid search alone, re-rank from the float16 store, from each int8 index."""
     chunks = structured_chunks(load_pages())
     hybrid = HybridRetriever([DenseRetriever(chunks, cache_queries=False), BM25Retriever(chunks)])
     half = MaxSimReranker(cache_size=0)
-    packed = MaxSimReranker(cache_size=0, index=int8_token_index(chunks, reranker=half))
+    rerankers = {"float16": half}
+    for width in [None, *dims]:
+        index = int8_token_index(chunks, reranker=half, dims=width)
+        rerankers[index_name(width)] = MaxSimReranker(cache_size=0, index=index)
     hybrid.search("warm-up query", k=top_n)
     for query in queries[:2]:  # warm-up: the code paths, not the chunks (every query has its own)
         hits = hybrid.search(query, k=top_n)
-        rerank(half, query, hits, chunks, top_n=top_n)
-        rerank(packed, query, hits, chunks, top_n=top_n)
-    times = {"hybrid": [], "float16": [], "int8": []}
+        for reranker in rerankers.values():
+            rerank(reranker, query, hits, chunks, top_n=top_n)
+    times = {"hybrid": []} | {name: [] for name in rerankers}
     for query in queries:
         start = time.perf_counter()
         hits = hybrid.search(query, k=top_n)
         times["hybrid"].append(time.perf_counter() - start)
-        for name, reranker in (("float16", half), ("int8", packed)):
+        for name, reranker in rerankers.items():
             start = time.perf_counter()
             rerank(reranker, query, hits, chunks, top_n=top_n)
             times[name].append(time.perf_counter() - start)
     return times
 
 
-def bench_rerank(queries: list[str], n: int, top_n: int) -> None:
+def index_name(width: int | None) -> str:
+    return "int8" if width is None else f"int8, {width} principal dims"
+
+
+def bench_rerank(queries: list[str], n: int, top_n: int, dims: list[int]) -> None:
     """(c): the fresh process's figures, as ratios to the float16 store."""
-    times = child("rerank", n, top_n)
+    times = child("rerank", n, top_n, ",".join(map(str, dims)))
     base = percentiles(times["float16"])[0]
     print(f"\n(c) re-rank of the top {top_n}, token vectors from disk, fresh process, "
           f"{len(queries)} questions, {machine()}")
     print(f"  {'condition':<40}{'p50 ms':>9}{'p95 ms':>9}{'p50 / float16':>15}")
-    for name, label in (("hybrid", "hybrid search alone"), ("float16", "re-rank, float16 store (baseline)"),
-                        ("int8", "re-rank, int8 mmap index")):
+    labels = {"hybrid": "hybrid search alone", "float16": "re-rank, float16 store (baseline)"}
+    for name in times:
+        label = labels.get(name, f"re-rank, {name} mmap index")
         p50, p95 = percentiles(times[name])
         print(f"  {label:<40}{p50:>9.2f}{p95:>9.2f}{p50 / base:>14.2f}x")
 
 
-def bench_sizes(chunks, half: MaxSimReranker, index) -> None:
-    """(d): the default chunking's token store, float16 against int8."""
+def bench_sizes(chunks, half: MaxSimReranker, indexes: dict) -> None:
+    """(d): the default chunking's token store, float16 against each int8 index."""
     size = token_store_size(chunks, reranker=half)
     print(f"\n(d) token store of the default chunking ({size.chunks:,} chunks, {size.tokens:,} tokens "
           f"x {size.width})")
     print(f"  {'store':<40}{'MB':>9}{'bytes/token':>13}{'/ float16':>11}")
     print(f"  {'float16 values (baseline)':<40}{size.bytes / 1e6:>9.1f}{2 * size.width:>13.1f}{1:>10.2f}x")
-    print(f"  {'int8 + float32 scale, files on disk':<40}{index.size_bytes() / 1e6:>9.1f}"
-          f"{index.bytes_per_token():>13.1f}{index.size_bytes() / size.bytes:>10.2f}x")
+    for name, index in indexes.items():
+        label = f"{name} + float32 scale, files on disk"
+        print(f"  {label:<40}{index.size_bytes() / 1e6:>9.1f}"
+              f"{index.bytes_per_token():>13.1f}{index.size_bytes() / size.bytes:>10.2f}x")
     print(f"  float16 store on disk now (every chunking it has seen): {size.stored_chunks:,} chunks, "
           f"{size.stored_bytes / 1e6:,.1f} MB")
 
 
-def bench_rankings(questions: list, chunks, half: MaxSimReranker, index, top_n: int) -> None:
-    """(e): top-5 changes and MRR, float16 (A) against int8 (B), on the dev questions."""
+def bench_rankings(questions: list, chunks, half: MaxSimReranker, indexes: dict, top_n: int) -> None:
+    """(e): top-5 changes and MRR, float16 (A) against each int8 index (B), on the dev questions."""
     hybrid = retriever_over(chunks)
-    packed = MaxSimReranker(index=index)
-    rankings: dict[str, list] = {"float16": [], "int8": []}
-    changed = 0
+    rerankers = {"float16": half} | {name: MaxSimReranker(index=index) for name, index in indexes.items()}
+    rankings: dict[str, list] = {name: [] for name in rerankers}
+    changed = dict.fromkeys(indexes, 0)
     for q in questions:
         hits = hybrid.search(q.question, k=top_n)
-        lists = [rerank(r, q.question, hits, chunks, top_n=top_n) for r in (half, packed)]
-        changed += {h.index for h in lists[0][:5]} != {h.index for h in lists[1][:5]}
-        rankings["float16"].append(lists[0])
-        rankings["int8"].append(lists[1])
-    runs = [evaluate_rankings(questions, rankings[name], chunks, name=f"MaxSim {name}") for name in rankings]
-    c = paired_comparison(runs[0], runs[1], metric="mrr")
-    print(f"\n(e) float16 against int8 token vectors, {len(questions)} dev questions, top {top_n} re-ranked")
-    print(f"  top 5 changed: {changed} of {len(questions)} ({changed / max(len(questions), 1):.1%}; "
-          f"goal: unchanged for at least 97%)")
-    print(f"  MRR float16 {c.value_a:.3f}, int8 {c.value_b:.3f}, delta {c.delta:+.3f} "
-          f"[{c.lo:+.3f}, {c.hi:+.3f}], {c.wins} wins / {c.losses} losses, p = {c.p_value:.3g}")
-    e = c.equivalence
-    print(f"  equivalence within +-{e.margin}: 90% interval [{e.lo:+.3f}, {e.hi:+.3f}], "
-          f"TOST p = {e.p_value:.3g}; verdict: {word(c)}")
+        for name, reranker in rerankers.items():
+            rankings[name].append(rerank(reranker, q.question, hits, chunks, top_n=top_n))
+        top5 = {name: {h.index for h in found[-1][:5]} for name, found in rankings.items()}
+        for name in indexes:
+            changed[name] += top5["float16"] != top5[name]
+    runs = {name: evaluate_rankings(questions, found, chunks, name=f"MaxSim {name}")
+            for name, found in rankings.items()}
+    print(f"\n(e) float16 against the int8 indexes, {len(questions)} dev questions, top {top_n} re-ranked")
+    for name in indexes:
+        c = paired_comparison(runs["float16"], runs[name], metric="mrr")
+        share = 1 - changed[name] / max(len(questions), 1)
+        print(f"  {name}: top 5 unchanged for {len(questions) - changed[name]} of {len(questions)} "
+              f"({share:.1%}; goal: at least 97%)")
+        print(f"    MRR float16 {c.value_a:.3f}, {name} {c.value_b:.3f}, delta {c.delta:+.3f} "
+              f"[{c.lo:+.3f}, {c.hi:+.3f}], {c.wins} up / {c.losses} down, p = {c.p_value:.3g}")
+        e = c.equivalence
+        print(f"    equivalence within +-{e.margin}: 90% interval [{e.lo:+.3f}, {e.hi:+.3f}], "
+              f"TOST p = {e.p_value:.3g}; verdict: {word(c)}")
 
 
-def bench_store(questions: list, top_n: int) -> None:
-    """(c), (d) and (e): build the int8 index (if absent), then measure."""
+def bench_store(questions: list, top_n: int, dims: list[int]) -> None:
+    """(c), (d) and (e): build the int8 indexes (if absent), then measure."""
     chunks = structured_chunks(load_pages())
     half = MaxSimReranker()
-    start = time.perf_counter()
-    index = int8_token_index(chunks, reranker=half)
-    print(f"\nint8 index of the default chunking ready in {time.perf_counter() - start:.1f} s: "
-          f"{index.folder}")
+    indexes = {}
+    for width in [None, *dims]:
+        start = time.perf_counter()
+        name = index_name(width)
+        indexes[name] = int8_token_index(chunks, reranker=half, dims=width)
+        print(f"\n{name} index of the default chunking ready in {time.perf_counter() - start:.1f} s: "
+              f"{indexes[name].folder}")
     hybrid = retriever_over(chunks)
     for q in questions:  # the float16 store holds every shortlisted chunk before the fresh process
         half.score(q.question, [chunks[h.index] for h in hybrid.search(q.question, k=top_n)])
-    bench_rerank([q.question for q in questions], len(questions), top_n)
-    bench_sizes(chunks, half, index)
-    bench_rankings(questions, chunks, half, index, top_n)
+    bench_rerank([q.question for q in questions], len(questions), top_n, dims)
+    bench_sizes(chunks, half, indexes)
+    bench_rankings(questions, chunks, half, indexes, top_n)
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--questions", type=int, default=60, help="dev questions (default 60)")
+    parser.add_argument("--questions", type=int, default=60, help="dev questions (default 60; 0: all)")
+    parser.add_argument("--dims", default="128", help="comma-separated projection widths for (d), (e)")
     parser.add_argument("--top-n", type=int, default=settings.RERANK_TOP_N, help="shortlist re-ranked")
     parser.add_argument("--skip-encoders", action="store_true", help="skip (a)")
     parser.add_argument("--skip-cold", action="store_true", help="skip (b)")
@@ -263,7 +283,7 @@ def main() -> int:
         print(json.dumps(cold_stages(texts[0])))
         return 0
     if args.child == "rerank":
-        print(json.dumps(rerank_from_disk(texts, args.top_n)))
+        print(json.dumps(rerank_from_disk(texts, args.top_n, [int(d) for d in args.dims.split(",") if d])))
         return 0
     print(f"bench_serving: {len(questions)} dev questions, {machine()}\n")
     if not args.skip_encoders:
@@ -271,7 +291,7 @@ def main() -> int:
     if not args.skip_cold:
         bench_cold(texts[0], args.questions, args.top_n)
     if not args.skip_store:
-        bench_store(questions, args.top_n)
+        bench_store(questions, args.top_n, [int(d) for d in args.dims.split(",") if d])
     print(f"\nload at the end: {machine()}")
     return 0
 

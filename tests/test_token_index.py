@@ -84,3 +84,32 @@ def test_the_reranker_scores_from_the_index_when_asked(private_cache):
     assert np.abs(exact - approx).max() <= 0.01 * len(plain.token_vectors([query], persist=False)[0])
     assert approx[3] == exact[3]  # a chunk the index lacks goes through the float16 path
     assert models.text_key(chunks[3].text) not in index
+
+
+def low_rank_rows(rng: np.random.Generator, rows: int, rank: int = 24) -> np.ndarray:
+    """Unit rows that live (almost) in a `rank`-dimensional subspace, as contextual token vectors do."""
+    basis = np.linalg.qr(np.random.default_rng(7).normal(size=(WIDTH, rank)))[0].T
+    found = rng.normal(size=(rows, rank)) @ basis + 0.01 * rng.normal(size=(rows, WIDTH))
+    return (found / np.linalg.norm(found, axis=1, keepdims=True)).astype(np.float32)
+
+
+def test_a_projected_index_is_smaller_and_scores_what_its_directions_keep(tmp_path):
+    rng = np.random.default_rng(3)
+    vectors = [low_rank_rows(rng, int(n)) for n in rng.integers(5, 60, size=25)]
+    keys = [f"k{i}" for i in range(len(vectors))]
+    full = Int8TokenIndex.build(tmp_path / "full", keys, vectors)
+    small = Int8TokenIndex.build(tmp_path / "small", keys, vectors, dims=32)
+    assert (full.dims, small.dims) == (WIDTH, 32) and full.projection is None
+    assert Int8TokenIndex.open(tmp_path / "small").projection.shape == (WIDTH, 32)  # reopened with it
+    assert small.codes.nbytes * (WIDTH // 32) == full.codes.nbytes  # the projection matrix is fixed cost
+    query = low_rank_rows(np.random.default_rng(4), 10)
+    exact = np.array([maxsim(query, v) for v in vectors])
+    projected = np.array([small.maxsim(query, key) for key in keys])
+    assert np.abs(projected - exact).max() <= 0.02 * len(query)  # the subspace holds nearly everything
+    assert list(np.argsort(-projected)[:5]) == list(np.argsort(-exact)[:5])
+    assert small.maxsim(query[:0], "k0") == 0.0
+
+
+def test_a_projection_too_wide_for_the_vectors_is_refused(tmp_path, chunks_vectors):
+    with pytest.raises(ValueError, match="dims must be between 1 and the vectors' width 384, not 500"):
+        Int8TokenIndex.build(tmp_path / "index", ["a"], chunks_vectors[:1], dims=500)

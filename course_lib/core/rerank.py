@@ -25,7 +25,7 @@ import numpy as np
 from course_lib import settings
 from course_lib.infra import models
 from course_lib.infra.errors import ModelLoadError
-from course_lib.infra.token_index import Int8TokenIndex, maxsim_int8
+from course_lib.infra.token_index import Int8TokenIndex
 from course_lib.infra.vector_cache import VectorStore
 from course_lib.records import Chunk, Hit
 
@@ -240,7 +240,7 @@ class MaxSimReranker:
         floats = dict(zip(map(models.text_key, rest), self.token_vectors(rest, batch_size=batch_size),
                           strict=True)) if rest else {}
         return np.array([maxsim(query_vectors, floats[key]) if key in floats
-                         else maxsim_int8(query_vectors, *index.slice(key)) for key in keys],
+                         else index.maxsim(query_vectors, key) for key in keys],
                         dtype=np.float64)
 
 
@@ -256,22 +256,25 @@ def open_token_store(model: str | None = None, *, max_tokens: int | None = None)
     return _token_stores[folder]
 
 
-def int8_token_index(chunks: Sequence[Chunk], *, reranker: MaxSimReranker | None = None) -> Int8TokenIndex:
+def int8_token_index(chunks: Sequence[Chunk], *, reranker: MaxSimReranker | None = None,
+                     dims: int | None = None) -> Int8TokenIndex:
     """The int8 token-vector index of a chunking, built on first use (from the float16 store,
     computing what it lacks) and reopened, memory-mapped, afterwards.
 
     Keyed by the model's id (its files' fingerprint), the re-ranker's `max_tokens` and a hash of
     every chunk's text in order, so another chunking or model gets its own index. Pass it to
-    `MaxSimReranker(index=...)`.
+    `MaxSimReranker(index=...)`. `dims` projects the tokens onto that many principal directions
+    first (see `token_index`): smaller, and judged against float16 in benchmarks/bench_serving.py.
     """
     reranker = reranker or MaxSimReranker()
     keys = [models.text_key(c.text) for c in chunks]
     texts_hash = hashlib.sha256("\n".join(keys).encode()).hexdigest()[:16]
     folder = models.store_folder("token_index", f"{models.model_id(reranker.model)}|max_tokens="
-                                                f"{reranker.max_tokens}|int8|chunks={texts_hash}")
+                                                f"{reranker.max_tokens}|int8|dims={dims}|chunks={texts_hash}")
     found = Int8TokenIndex.open(folder)
     if found is None:
-        found = Int8TokenIndex.build(folder, keys, reranker.token_vectors([c.text for c in chunks]))
+        vectors = reranker.token_vectors([c.text for c in chunks])
+        found = Int8TokenIndex.build(folder, keys, vectors, dims=dims)
     return found
 
 

@@ -9,10 +9,17 @@ within scale / 2 of its original), 388 bytes a token, in three `.npy` files:
 - `scales.npy`, (tokens,) float32: each token's scale;
 - `offsets.npy`, (chunks + 1,) int64: chunk i's tokens are rows offsets[i]:offsets[i + 1];
 
-plus `keys.json`, each chunk's text hash in row order. The arrays are opened with
-`np.load(mmap_mode="r")`, so opening costs nothing and re-ranking a shortlist reads 30 slices
-straight from the page cache, without copying or unpickling anything. The folder is written
-under a temporary name and renamed into place, so a reader never sees half an index.
+plus `keys.json`, each chunk's text hash in row order. Built with `dims=d`, the index first
+projects every token onto the d principal directions of the corpus's own token vectors (fitted on a
+seeded sample, around their mean) and quantises the projections, d + 4 bytes a token; `mean.npy`
+and `projection.npy` hold the projection. MaxSim then scores q . x as
+(P^T q) . (P^T (x - mean)) + q . mean: the last term is the same for every chunk token, so the
+projection costs only the variance it drops, measured in benchmarks/bench_serving.py.
+
+The arrays are opened with `np.load(mmap_mode="r")`, so opening costs nothing and re-ranking a
+shortlist reads 30 slices straight from the page cache, without copying or unpickling anything.
+The folder is written under a temporary name and renamed into place, so a reader never sees half
+an index.
 """
 from __future__ import annotations
 
@@ -27,6 +34,8 @@ import numpy as np
 
 INT8_MAX = 127
 FILES = ("codes.npy", "scales.npy", "offsets.npy", "keys.json")
+PROJECTION_FILES = ("mean.npy", "projection.npy")
+PROJECTION_SAMPLE = 50_000  # token vectors the principal directions are fitted on
 
 
 def quantize(vectors: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -56,6 +65,22 @@ def maxsim_int8(query_tokens: np.ndarray, codes: np.ndarray, scales: np.ndarray)
     return float((similarities * np.asarray(scales, np.float32)[None, :]).max(axis=1).sum())
 
 
+def fit_projection(rows: np.ndarray, dims: int, *, sample: int = PROJECTION_SAMPLE,
+                   seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """(mean, projection): the mean row and the `dims` leading principal directions, as columns.
+
+    Fitted on a seeded sample of rows, so building the index twice gives the same projection.
+    """
+    rows = np.asarray(rows, np.float32)
+    if not 0 < dims <= rows.shape[1]:
+        raise ValueError(f"dims must be between 1 and the vectors' width {rows.shape[1]}, not {dims}")
+    picked = rows if len(rows) <= sample else rows[np.random.default_rng(seed).choice(len(rows), sample,
+                                                                                        replace=False)]
+    mean = picked.mean(axis=0)
+    _, _, directions = np.linalg.svd(picked - mean, full_matrices=False)
+    return mean.astype(np.float32), directions[:dims].T.astype(np.float32)
+
+
 class Int8TokenIndex:
     """An opened index: `slice(key)` gives a chunk's (codes, scales) as memory-mapped views.
 
@@ -68,6 +93,9 @@ class Int8TokenIndex:
         self.codes = np.load(self.folder / "codes.npy", mmap_mode="r", allow_pickle=False)
         self.scales = np.load(self.folder / "scales.npy", mmap_mode="r", allow_pickle=False)
         self.offsets = np.load(self.folder / "offsets.npy", allow_pickle=False)
+        projected = all((self.folder / name).is_file() for name in PROJECTION_FILES)
+        self.mean = np.load(self.folder / "mean.npy") if projected else None
+        self.projection = np.load(self.folder / "projection.npy") if projected else None
         keys = json.loads((self.folder / "keys.json").read_text())
         self.rows = {key: i for i, key in enumerate(keys)}
         if len(self.offsets) != len(keys) + 1 or self.offsets[-1] != len(self.codes):
@@ -81,8 +109,10 @@ class Int8TokenIndex:
         return cls(folder)
 
     @classmethod
-    def build(cls, folder: Path, keys: Sequence[str], arrays: Sequence[np.ndarray]) -> Int8TokenIndex:
-        """Quantise each chunk's token vectors and write the index, then open it.
+    def build(cls, folder: Path, keys: Sequence[str], arrays: Sequence[np.ndarray], *,
+              dims: int | None = None) -> Int8TokenIndex:
+        """Quantise each chunk's token vectors (projected to `dims` first, if given) and write the
+        index, then open it.
 
         Written into a temporary sibling folder and renamed, so a concurrent reader sees the old
         index or the whole new one. A key given twice is stored once.
@@ -92,6 +122,10 @@ class Int8TokenIndex:
         width = next((a.shape[1] for a in unique.values() if np.ndim(a) == 2), 0)
         stacked = np.concatenate([np.asarray(a, np.float32).reshape(-1, width) for a in unique.values()]) \
             if unique else np.zeros((0, width), np.float32)
+        mean = projection = None
+        if dims is not None:
+            mean, projection = fit_projection(stacked, dims)
+            stacked = (stacked - mean) @ projection
         codes, scales = quantize(stacked)
         folder = Path(folder)
         folder.parent.mkdir(parents=True, exist_ok=True)
@@ -101,6 +135,9 @@ class Int8TokenIndex:
             np.save(scratch / "scales.npy", scales)
             np.save(scratch / "offsets.npy", np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64))
             (scratch / "keys.json").write_text(json.dumps(list(unique)))
+            if projection is not None:
+                np.save(scratch / "mean.npy", mean)
+                np.save(scratch / "projection.npy", projection)
             if folder.exists():
                 shutil.rmtree(folder)
             os.replace(scratch, folder)
@@ -120,12 +157,28 @@ class Int8TokenIndex:
         start, stop = int(self.offsets[row]), int(self.offsets[row + 1])
         return self.codes[start:stop], self.scales[start:stop]
 
+    def maxsim(self, query_tokens: np.ndarray, key: str) -> float:
+        """MaxSim of a query's token vectors against a stored chunk, in the index's own space."""
+        codes, scales = self.slice(key)
+        query = np.asarray(query_tokens, np.float32)
+        if self.projection is None:
+            return maxsim_int8(query, codes, scales)
+        if len(query) == 0 or len(codes) == 0:
+            return 0.0
+        return maxsim_int8(query @ self.projection, codes, scales) + float((query @ self.mean).sum())
+
+    @property
+    def dims(self) -> int:
+        """The stored width: the vectors' own, or the projection's."""
+        return int(self.codes.shape[1]) if self.codes.ndim == 2 else 0
+
     def tokens(self) -> int:
         return int(len(self.codes))
 
     def size_bytes(self) -> int:
         """Bytes of the index's files on disk."""
-        return sum((self.folder / name).stat().st_size for name in FILES)
+        names = FILES + (PROJECTION_FILES if self.projection is not None else ())
+        return sum((self.folder / name).stat().st_size for name in names)
 
     def bytes_per_token(self) -> float:
         """Bytes on disk per stored token (codes, scale, and the offsets and keys spread over them)."""
