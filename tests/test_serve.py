@@ -206,3 +206,20 @@ def test_prompt_numbers_sources_with_heading_path_and_url():
 def test_no_llm_call_without_a_key(monkeypatch):
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
     assert serve.ask_llm("prompt") is None
+
+
+def test_the_service_builds_dense_and_bm25_through_one_constructor_and_passes_the_query_encoder(monkeypatch):
+    from course_lib.core.lexical import BM25Retriever
+    from course_lib.core.retrieve import DenseRetriever
+    from course_lib.infra import onnx_encoder
+
+    asked = []
+    monkeypatch.setattr(onnx_encoder, "embed_queries",
+                        lambda texts, **kw: asked.append(kw["encoder"]) or np.array([[1.0, 0, 0]], np.float32))
+    onnx = serve.SearchService(CHUNKS, vectors=VECTORS, candidates=3, query_encoder="onnx")
+    dense, bm25 = onnx.pipeline.retrievers
+    assert isinstance(dense, DenseRetriever) and isinstance(bm25, BM25Retriever)
+    assert (dense.query_encoder, dense.cache_queries) == ("onnx", False)
+    assert onnx.search("threads", k=1).hits[0].index == 0 and asked == ["onnx"]
+    with pytest.raises(ValueError, match="query_encoder must be one of"):
+        serve.SearchService(CHUNKS, vectors=VECTORS, query_encoder="tensorrt")

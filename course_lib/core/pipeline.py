@@ -79,12 +79,18 @@ class Pipeline:
 
     @classmethod
     def over(cls, chunks: Sequence[Chunk], *, model: str | None = None, vectors: np.ndarray | None = None,
-             dense: bool = True, bm25: bool = True, **options) -> Pipeline:
-        """Dense and/or BM25 retrieval over `chunks` (fused when both); `options` as in `Pipeline`."""
+             dense: bool = True, bm25: bool = True, query_encoder: str = "torch", cache_queries: bool = True,
+             **options) -> Pipeline:
+        """Dense and/or BM25 retrieval over `chunks` (fused when both): the one place both are built.
+
+        `query_encoder` and `cache_queries` go to the `DenseRetriever` (lesson 08: "onnx" embeds
+        queries on ONNX Runtime); `options` as in `Pipeline`.
+        """
         chunks = list(chunks)
         parts: list[Retriever] = []
         if dense:
-            parts.append(DenseRetriever(chunks, model=model, vectors=vectors))
+            parts.append(DenseRetriever(chunks, model=model, vectors=vectors, cache_queries=cache_queries,
+                                        query_encoder=query_encoder))
         if bm25:
             parts.append(BM25Retriever(chunks))
         if not parts:

@@ -21,10 +21,10 @@ import cachetools
 import numpy as np
 
 from course_lib import settings
-from course_lib.core.lexical import BM25Retriever, case_sensitive_spans
+from course_lib.core.lexical import case_sensitive_spans
 from course_lib.core.pipeline import Pipeline
 from course_lib.core.rerank import Reranker
-from course_lib.core.retrieve import DenseRetriever, Filter, make_filter
+from course_lib.core.retrieve import Filter, make_filter
 from course_lib.records import Chunk, Hit
 
 __all__ = ["DOCS_URL", "Answer", "LRUCache", "SearchService", "TTLCache", "as_filter", "ask_llm",
@@ -120,18 +120,17 @@ class SearchService:
                  vectors: np.ndarray | None = None, reranker: Reranker | None = None,
                  top_n: int = settings.RERANK_TOP_N, batch_size: int = settings.RERANK_BATCH_SIZE,
                  candidates: int = settings.FUSION_CANDIDATES, rrf_k: int = settings.RRF_K,
-                 parallel: bool = False,
+                 parallel: bool = False, query_encoder: str = "torch",
                  ttl: float = settings.RESULT_TTL_SECONDS, cache_queries: bool = True,
                  cache_results: bool = True):
         if isinstance(chunks, Pipeline):
             self.pipeline = chunks
         else:
-            chunks = list(chunks)
             # The query vector comes from this service's own cache: no disk lookup per query.
-            dense = DenseRetriever(chunks, model=model, vectors=vectors, cache_queries=False)
-            self.pipeline = Pipeline([dense, BM25Retriever(chunks)], reranker=reranker, top_n=top_n,
-                                     batch_size=batch_size, candidates=candidates, rrf_k=rrf_k,
-                                     parallel=parallel)
+            self.pipeline = Pipeline.over(chunks, model=model, vectors=vectors, cache_queries=False,
+                                          query_encoder=query_encoder, reranker=reranker, top_n=top_n,
+                                          batch_size=batch_size, candidates=candidates, rrf_k=rrf_k,
+                                          parallel=parallel)
         self.query_vectors = LRUCache(settings.QUERY_CACHE_SIZE) if cache_queries else None
         self.results = TTLCache(settings.RESULT_CACHE_SIZE, ttl=ttl) if cache_results else None
 
