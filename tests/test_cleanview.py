@@ -49,3 +49,29 @@ def test_html_escapes_page_text_and_uses_inline_styles_only():
 def test_a_long_run_is_shortened_and_says_by_how_much():
     page = cleanview.kept_removed_html([cleanview.Run(True, ("x" * 50,))], max_chars=10)
     assert "x" * 10 + " … [40 more characters]" in page and "x" * 11 not in page
+
+
+def _result(q, chunks, scores, first):
+    from course_lib.evaluation.results import QuestionResult
+    return QuestionResult(q, tuple(c.id for c in chunks), tuple(scores), first, chunks[0], tuple(chunks))
+
+
+def test_a_lost_question_says_where_its_answer_went():
+    from course_lib.core.tokens import WordCounter
+    from course_lib.evaluation.golden import Question
+    from course_lib.evaluation.results import RunResult
+    from course_lib.records import Chunk
+
+    q = Question(id="q1", question="How do queues pass items?", doc="queue.html", section=None,
+                 evidence="A queue passes items between threads", kind="paraphrase")
+    answer = Chunk(id="a", doc="queue.html", body="intro. A queue passes items between threads.")
+    other = Chunk(id="o", doc="x.html", body="<nav> menu")
+    before = RunResult("before", [_result(q, [answer, other], [0.9, 0.5], 1)], k=2)
+    after = RunResult("after", [_result(q, [other, answer], [0.8, 0.7], 2)], k=2)
+    [lost] = cleanview.lost_questions(before, after, [other, answer], counter=WordCounter(limit=256, special=0), k=1)
+    assert (lost.before_rank, lost.after_rank, lost.holders, lost.answer_ends_at) == (1, 2, 1, 7)
+    assert "0.700 (rank 2)" in lost.why and "0.900 (rank 1)" in lost.why
+    assert "&lt;nav&gt;" in cleanview.lost_table([lost]).data
+    cut = cleanview.Lost("q", 1, 0.9, None, None, "", 0.8, 0, None, 256)
+    assert "falls through" in cut.why
+    assert not cleanview.lost_questions(before, before, [answer], counter=WordCounter(limit=256, special=0), k=1)
