@@ -48,8 +48,16 @@ def survey_page(html: str) -> Counter:
     return counts
 
 
-def survey(pages: Iterable[Page]) -> Counter:
-    """Shape counts summed over a corpus; nesting depth is the maximum, not the sum."""
+def survey(pages: Iterable[Page], *, progress: bool = False) -> Counter:
+    """Shape counts summed over a corpus; nesting depth is the maximum, not the sum.
+
+    `progress=True` shows a progress bar (a widget in JupyterLab, a line of text elsewhere), so a
+    learner surveying a large site of their own sees that it is moving.
+    """
+    if progress:
+        from tqdm.auto import tqdm  # only a notebook asks for a bar
+
+        pages = tqdm(pages, desc="survey", bar_format="{l_bar}{bar}| {n_fmt}/{total_fmt}")
     total: Counter = Counter()
     for page in pages:
         counts = survey_page(page.html)
