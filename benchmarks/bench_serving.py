@@ -130,7 +130,7 @@ def cold_stages(question: str) -> dict:
     return times
 
 
-IMPORTS = ("import time; start = time.perf_counter(); import course_lib.infra.cli, "
+IMPORTS = ("import time; start = time.perf_counter(); import course_lib.app.cli, "
            "course_lib.core.pipeline; print(time.perf_counter() - start)")
 
 

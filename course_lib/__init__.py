@@ -8,7 +8,8 @@ Read it in lesson order:
     evaluation/   the golden set, the judge, metrics, comparisons, statistics, verdicts, display
     extras/       one-lesson modules a first read may skip: survey, diversity, chunk viewer,
                   golden draft, peer libraries, PostgreSQL + pgvector
-    infra/        what no lesson opens: model loading, caches, errors, paths, CLI, checks
+    infra/        what no lesson opens: model loading, caches, errors, paths
+    app/          the application on top of all four: the command line and the self-check
 
 Lessons import each name from its home module (`from course_lib.core.chunking import
 chunk_blocks`), so a learner knows which file to open. For a REPL or a script, the names a lesson

@@ -1,5 +1,5 @@
 import sys
 
-from course_lib.infra.cli import main
+from course_lib.app.cli import main
 
 sys.exit(main())

@@ -160,7 +160,7 @@ def test_a_symlink_out_writes_the_file_it_names_and_keeps_the_link(tmp_path, sit
 STALLED_WRITE = textwrap.dedent("""
     import os, sys, time
     from pathlib import Path
-    from course_lib.infra import cli
+    from course_lib.app import cli
 
     started = Path(sys.argv[1])
     out_folder = Path(sys.argv[sys.argv.index("--out") + 1]).resolve().parent
@@ -689,12 +689,13 @@ def test_a_very_large_page_on_ask_gets_a_time_estimate_before_its_embedding(monk
     (the estimate itself: tests/test_models.py). Lessons build outside it and print nothing."""
     from types import SimpleNamespace
 
+    from course_lib.app import inputs
     from course_lib.extras import peers
-    from course_lib.infra import cli, models
+    from course_lib.infra import models
 
     seen = []
     monkeypatch.setattr(peers, "build_any", lambda name, pages, *, model=None: seen.append(models._ESTIMATING.get()))
-    cli._build("limited", SimpleNamespace(pages=[]), model=None)
+    inputs.build_retriever("limited", SimpleNamespace(pages=[]), model=None)
     assert seen == [True] and models._ESTIMATING.get() is False
 
 

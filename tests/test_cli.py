@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from course_lib.infra.cli import main
+from course_lib.app.cli import main
 
 FIXTURES = Path(__file__).parent / "fixtures" / "eval"
 
@@ -57,12 +57,12 @@ def test_ask_says_so_when_nothing_matches(tmp_path, capsys, private_cache):
 
 
 def test_ctrl_c_is_one_line_and_exit_130_and_debug_keeps_the_traceback(monkeypatch, capsys):
-    from course_lib.infra import cli
+    from course_lib.app import commands
 
     def interrupted(args):
         raise KeyboardInterrupt  # what Python raises on SIGINT, wherever the command is
 
-    monkeypatch.setattr(cli, "_validate", interrupted)
+    monkeypatch.setattr(commands, "validate_golden", interrupted)
     golden, corpus = str(FIXTURES / "golden.jsonl"), str(FIXTURES / "corpus")
     assert main(["validate-golden", golden, "--corpus", corpus]) == 130
     assert capsys.readouterr().err == "error: interrupted — nothing was written\n"
@@ -125,7 +125,7 @@ def test_debug_keeps_the_cause_of_an_output_error(tmp_path, monkeypatch, capsys)
 
 
 def test_debug_shows_the_traceback_behind_a_failed_check(monkeypatch, capsys):
-    from course_lib.infra import check
+    from course_lib.app import check
 
     def broken():
         raise RuntimeError("the cache folder is gone")

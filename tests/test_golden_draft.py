@@ -1,8 +1,8 @@
 """golden-draft: sampled, quotable evidence on one page, one per section, questions left blank."""
 import json
 
+from course_lib.app.cli import main
 from course_lib.extras import golden_draft as gd
-from course_lib.infra.cli import main
 from course_lib.records import Block
 
 

@@ -292,7 +292,7 @@ def test_store_errors_are_course_errors_with_their_own_exit_code_and_no_password
 
 
 def test_the_command_line_turns_a_store_error_into_one_line_and_its_exit_code(monkeypatch, capsys):
-    from course_lib.infra import cli
+    from course_lib.app import cli
 
     def broken(args):
         server.connect("postgresql://alice:S3cretPass@127.0.0.1:9/course")

@@ -1,0 +1,113 @@
+"""What a command reads and checks before anything is built: the pipeline's name, the question,
+the corpus (with its skipped and repaired pages said), the --doc/--kinds filter, the site a
+prompt links to; and the one way a command builds an index (with progress and time estimates).
+"""
+from __future__ import annotations
+
+import argparse
+import re
+
+from course_lib.infra.errors import CorpusError, UsageError
+from course_lib.infra.models import estimating
+from course_lib.infra.terminal import progress, say
+
+_CANONICAL = re.compile(r"""<(?:link[^>]*rel=["']?canonical["']?[^>]*href|base[^>]*href)=["']?(https?://[^"'\s>]+)""",
+                        re.I)
+_HAS_WORD = re.compile(r"\w")
+
+
+def pipeline_name(name: str) -> str:
+    """The name, if the course's pipelines or lesson 10's peers know it; else a usage error."""
+    from course_lib.core.pipeline import PIPELINES
+    from course_lib.extras.peers import PEERS
+
+    if name not in PIPELINES and name not in PEERS:
+        raise UsageError(f"unknown pipeline {name!r}", hint=f"use one of {', '.join([*PIPELINES, *PEERS])}")
+    return name
+
+
+def question(text: str) -> str:
+    """The question stripped; one without a word would rank noise, so it is refused."""
+    if not _HAS_WORD.search(text):
+        raise UsageError("the question is empty or has no words", hint="ask a question in words")
+    return text.strip()
+
+
+def positive(value: str) -> int:
+    """argparse type for --k and --n: a whole number of at least 1."""
+    try:
+        k = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a whole number") from None
+    if k < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, not {k}")
+    return k
+
+
+def pages(n: int) -> str:
+    return f"{n} page" if n == 1 else f"{n} pages"
+
+
+def read_corpus(args: argparse.Namespace, *, parse: bool = True):
+    """The corpus for a command, with its skipped, repaired and ignored files printed, and the
+    parser's skips too; a corpus with no usable page is refused before any index is built."""
+    from course_lib.core.load import describe_skips, load_corpus
+
+    with progress("reading the pages"):
+        loaded = load_corpus(args.corpus, include=args.include or ())
+    for line in loaded.notes():
+        say(line)
+    if parse:
+        from course_lib.core.pipeline import clean_corpus
+
+        size = sum(len(page.html) for page in loaded.pages) / 1e6
+        with progress(f"parsing {pages(len(loaded.pages))} ({size:.1f} MB)"):
+            blocks, skipped, _ = clean_corpus(loaded.pages)
+        for path, reason in skipped:
+            say(f"skipped {path}: {reason}")
+        if not blocks:
+            every = [*loaded.skipped, *skipped]
+            raise CorpusError(f"no usable page: all {len(every)} were skipped: {describe_skips(every)}",
+                              path=loaded.folder, hint="the lines above say why; add pages with real text")
+    return loaded
+
+
+def build_retriever(name: str, loaded, *, model: str | None):
+    """A pipeline over the loaded pages, saying on stderr what it is doing if that takes long, and
+    how long an embedding of many new texts will take before it starts."""
+    from course_lib.extras.peers import build_any
+
+    with progress(f"building the {name!r} index over {pages(len(loaded.pages))}"), estimating():
+        return build_any(name, loaded.pages, model=model)
+
+
+def base_url(args: argparse.Namespace, loaded) -> str:
+    """--base-url, else the corpus's own (a shipped corpus, or a canonical link / <base> in a
+    page, minus the page's path), else "" so prompts cite page paths, never a made-up site."""
+    if getattr(args, "base_url", None):
+        return args.base_url if args.base_url.endswith("/") else args.base_url + "/"
+    if loaded.base_url:
+        return loaded.base_url
+    for page in loaded.pages:
+        match = _CANONICAL.search(page.html[:20_000])
+        if match and match.group(1).endswith(page.path):
+            return match.group(1)[: len(match.group(1)) - len(page.path)]
+    return ""
+
+
+def where(args: argparse.Namespace, chunks):
+    """The --doc/--kinds filter, refusing a value that matches nothing in this index."""
+    from course_lib.core.retrieve import make_filter
+
+    kinds = [k.strip() for k in args.kinds.split(",") if k.strip()] if args.kinds else None
+    if args.doc:
+        docs = sorted({c.doc for c in chunks})
+        if args.doc not in docs:
+            raise UsageError(f"--doc {args.doc!r} matches no page", hint=f"try one of {', '.join(docs[:5])}")
+    if kinds:
+        known = sorted({k for c in chunks for k in c.kinds})
+        unknown = [k for k in kinds if k not in known]
+        if unknown:
+            raise UsageError(f"--kinds {unknown[0]!r} matches no chunk",
+                             hint=f"use some of {', '.join(known)}")
+    return make_filter(doc=args.doc, kinds=kinds) if (args.doc or kinds) else None
