@@ -46,9 +46,9 @@ def test_html_escapes_page_text_and_uses_inline_styles_only():
     assert page.count("<tr>") == 3 and "(9 characters)" in page and "(25 characters)" in page
 
 
-def test_a_long_run_is_shortened_and_says_by_how_much():
-    page = cleanview.kept_removed_html([cleanview.Run(True, ("x" * 50,))], max_chars=10)
-    assert "x" * 10 + " … [40 more characters]" in page and "x" * 11 not in page
+def test_a_long_run_keeps_its_start_and_end_and_says_how_much_is_left_out():
+    page = cleanview.kept_removed_html([cleanview.Run(True, ("a" * 25 + "z" * 25,))], max_chars=10)
+    assert "aaaaa\n… [40 characters] …\nzzzzz" in page and "a" * 6 not in page
 
 
 def _result(q, chunks, scores, first):
@@ -74,4 +74,6 @@ def test_a_lost_question_says_where_its_answer_went():
     assert "&lt;nav&gt;" in cleanview.lost_table([lost]).data
     cut = cleanview.Lost("q", 1, 0.9, None, None, "", 0.8, 0, None, 256)
     assert "falls through" in cut.why
+    gone = cleanview.Lost("q", 1, 0.9, None, None, "", 0.8, 1, 12, 256, depth=20)
+    assert "not among the 20 ranked" in gone.why and "token 12 of 256" in gone.why
     assert not cleanview.lost_questions(before, before, [answer], counter=WordCounter(limit=256, special=0), k=1)

@@ -64,10 +64,12 @@ def kept_and_removed(whole: Sequence[Block], kept: Sequence[Block]) -> list[Run]
 
 
 def _shown(texts: Sequence[str], *, max_chars: int) -> str:
-    """The escaped text of a run, shortened to `max_chars` with a note of what was left out."""
+    """The escaped text of a run, shortened to its first and last `max_chars // 2` characters (a run's
+    end matters as much as its start: the footer closes the page) with a note of what was left out."""
     text = "\n".join(texts)
     if len(text) > max_chars:
-        text = f"{text[:max_chars].rstrip()} … [{len(text) - max_chars:,} more characters]"
+        half = max_chars // 2
+        text = f"{text[:half].rstrip()}\n… [{len(text) - 2 * half:,} characters] …\n{text[-half:].lstrip()}"
     return html.escape(text)
 
 
@@ -108,6 +110,7 @@ class Lost:
     holders: int  # chunks of `after` that hold the whole answer
     answer_ends_at: int | None  # tokens of the holder's embedded text up to the end of the answer
     window: int  # tokens the model reads
+    depth: int = 20  # how many chunks each ranking holds
 
     @property
     def why(self) -> str:
@@ -117,10 +120,11 @@ class Lost:
         if self.answer_ends_at is not None and self.answer_ends_at > self.window:
             return (f"the answer ends at token {self.answer_ends_at} of its chunk, past the "
                     f"{self.window} tokens the model reads")
-        ends = "" if self.answer_ends_at is None else f", ending at token {self.answer_ends_at} of {self.window}"
-        now = "below the ranked depth" if self.after_rank is None else (
-            f"{self.after_score:.3f} (rank {self.after_rank})")
-        return (f"whole, inside the window{ends}; its chunk scores {now} against {self.before_score:.3f} "
+        ends = "" if self.answer_ends_at is None else (
+            f", ending at token {self.answer_ends_at} of {self.window}")
+        now = (f"is not among the {self.depth} ranked" if self.after_rank is None
+               else f"scores {self.after_score:.3f} (rank {self.after_rank})")
+        return (f"whole, inside the window{ends}, yet its chunk {now}, against {self.before_score:.3f} "
                 f"(rank {self.before_rank}) before: the new cut embeds it with other text")
 
 
@@ -149,12 +153,13 @@ def lost_questions(before: RunResult, after: RunResult, chunks: Sequence[Chunk],
         holders = [c for c in chunks if is_relevant(c, q)]
         # The holder `after` ranked highest, else any: its answer's position is the one that counts.
         holder = a.chunks[a.first_hit_rank - 1] if a.first_hit_rank else (holders[0] if holders else None)
-        ends = _tokens_to_answer(holder, [quote for _, quote in answer_places(q)], counter) if holder else None
+        quotes = [quote for _, quote in answer_places(q)]
+        ends = _tokens_to_answer(holder, quotes, counter) if holder else None
+        top = f"{a.chunks[0].doc}: {' '.join(a.chunks[0].body.split())[:100]}" if a.chunks else ""
         lost.append(Lost(
             q.question, b.first_hit_rank, b.scores[b.first_hit_rank - 1], a.first_hit_rank,
             a.scores[a.first_hit_rank - 1] if a.first_hit_rank else None,
-            f"{a.chunks[0].doc}: {' '.join(a.chunks[0].body.split())[:100]}" if a.chunks else "", a.scores[0] if a.scores else float("nan"),
-            len(holders), ends, counter.limit))
+            top, a.scores[0] if a.scores else float("nan"), len(holders), ends, counter.limit, after.k))
     return lost
 
 
@@ -162,7 +167,7 @@ def lost_table(lost: Sequence[Lost], *, names: tuple[str, str] = ("before", "aft
     """A table of lost questions: the question, both ranks, what `after` ranked first, and why."""
     head = ["question", f"{names[0]} rank", f"{names[1]} rank", f"{names[1]} ranked first", "why"]
     rows = [[item.question, str(item.before_rank), "—" if item.after_rank is None else str(item.after_rank),
-             item.after_top, item.why] for item in lost]
+             f"{item.after_top} (score {item.top_score:.3f})", item.why] for item in lost]
     cell = "padding:2px 8px;text-align:left;vertical-align:top;border-bottom:1px solid #ddd"
     body = "".join("<tr>" + "".join(f'<td style="{cell}">{html.escape(v)}</td>' for v in row) + "</tr>"
                    for row in rows)
