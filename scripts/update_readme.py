@@ -1,25 +1,48 @@
-"""Fill the README's lesson table and docs/TEACHING.md's runtime table from `make course` (.cache/lessons/).
+"""Render the README's and docs/TEACHING.md's figures from what the code measured: `make readme`.
 
     python scripts/update_readme.py      # or: make readme
 
-Only the runtime column between the README's `lessons:start/end` markers changes, and only the
-table between TEACHING.md's `runtimes:start/end` markers is rewritten; a lesson that has not
-been run keeps an empty cell, so neither file shows a number no code produced.
+Every figure these two files show between marker comments comes from here, never typed:
+
+- README `lessons:start/end`: each lesson's study time (from its main path's Markdown words and
+  code cells, at the reading rate below) and runtime (from `make course`, in .cache/lessons/),
+  with their totals;
+- README `findings:start/end`: the headline comparison lesson 09 recorded (naive against final on
+  the test split); nothing at all while lesson 09 has no record;
+- TEACHING `runtimes`, `targets`, `workshop`, `full-day` and `cache`: the runtime table, the
+  runtime targets met or not, the two agendas (clock times summed from the slots below, beside
+  each lesson's measured runtime and reading time) and the size of the cache folder.
+
+A lesson that has not been run keeps an empty cell, so neither file shows a number no code produced.
 """
 from __future__ import annotations
 
+import json
 import re
 import sys
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from course_lib.infra.files import atomic_write
 from course_lib.infra.lesson_records import QUIET_LOAD, load_records
+from course_lib.infra.paths import cache_dir
 
 ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
 TEACHING = ROOT / "docs" / "TEACHING.md"
-_ROW = re.compile(r"^(\| \d\d \| \[[^\]]+\]\(notebooks/(?P<stem>[\w-]+)\.ipynb\) \| [^|]+ \|)[^|\n]*\|$",
-                  re.M)
+NOTEBOOKS = ROOT / "notebooks"
+_ROW = re.compile(r"^\| \d\d\w? \| \[[^\]]+\]\(notebooks/(?P<stem>[\w-]+)\.ipynb\) \|.*\|$", re.M)
+
+# Reading rate for study time: careful technical prose, and each code cell's code and output.
+WORDS_PER_MINUTE = 150
+MINUTES_PER_CODE_CELL = 1.0
+GOING_FURTHER = "## Going further"  # the main path ends here (tests/test_lesson_shape.py counts the same)
+
+# The runtime targets TEACHING states (issue 25), checked against the records on every render.
+LESSON_TARGET_S, COURSE_TARGET_S, WITH_SOLUTIONS_TARGET_S = 90, 12 * 60, 20 * 60
+
+FINAL_LESSON = "09_what_moved_the_needle"
+HEADLINE_METRICS = {"recall@5": "recall@5", "mrr": "MRR", "recall@20": "recall@20"}
 
 
 def runtime_cell(seconds: float | None) -> str:
@@ -30,18 +53,62 @@ def runtime_cell(seconds: float | None) -> str:
     return f" {seconds:.0f} s " if seconds < 120 else f" {seconds / 60:.1f} min "
 
 
-def update(text: str, records: dict[str, dict]) -> str:
+def main_path(cells: Sequence[Mapping]) -> list[Mapping]:
+    """The cells before the lesson's "## Going further" heading: what a learner reads first."""
+    for index, cell in enumerate(cells):
+        if cell["cell_type"] == "markdown" and "".join(cell["source"]).lstrip().startswith(GOING_FURTHER):
+            return list(cells[:index])
+    return list(cells)
+
+
+def study_minutes(notebook: Path, *, words_per_minute: float = WORDS_PER_MINUTE,
+                  minutes_per_code_cell: float = MINUTES_PER_CODE_CELL) -> float | None:
+    """Minutes to read a lesson's main path: its Markdown words at `words_per_minute`, plus
+    `minutes_per_code_cell` for each code cell (its code and its output); None without the file.
+
+    A reading estimate, not a measurement of anyone's reading; the rate is stated beside it.
+    """
+    if not notebook.exists():
+        return None
+    cells = main_path(json.loads(notebook.read_text(encoding="utf-8"))["cells"])
+    words = sum(len("".join(c["source"]).split()) for c in cells if c["cell_type"] == "markdown")
+    code = sum(c["cell_type"] == "code" for c in cells)
+    return words / words_per_minute + code * minutes_per_code_cell
+
+
+def study_cell(minutes: float | None) -> str:
+    return " " if minutes is None else f" {minutes:.0f} min "
+
+
+def hours(minutes: float) -> str:
+    return f"{minutes / 60:.1f} h"
+
+
+def update(text: str, records: dict[str, dict], *, notebooks: Path = NOTEBOOKS) -> str:
+    """The README's lesson table: the runtime column (the last) and, when the header has one, the
+    study column (the one before it); then the totals line under the table."""
     start, end = text.index("<!-- lessons:start -->"), text.index("<!-- lessons:end -->")
+    studies = "| study |" in text[start:end]
+    minutes: dict[str, float | None] = {}
+
     def cell(match: re.Match) -> str:
-        figures = records.get(match.group("stem"), {})
+        stem = match.group("stem")
+        figures = records.get(stem, {})
         busy = (figures.get("load_at_start") or 0) > QUIET_LOAD and figures.get("runtime_s") is not None
         shown = runtime_cell(figures.get("runtime_s"))
-        return match.group(1) + (shown.rstrip() + BUSY_MARK + " " if busy else shown) + "|"
+        shown = shown.rstrip() + BUSY_MARK + " " if busy else shown
+        cells = match.group(0).split("|")[1:-1]
+        cells[-1] = shown
+        if studies:
+            minutes[stem] = study_minutes(notebooks / f"{stem}.ipynb")
+            cells[-2] = study_cell(minutes[stem])
+        return "|" + "|".join(cells) + "|"
 
     table = _ROW.sub(cell, text[start:end])
     stems = [match.group("stem") for match in _ROW.finditer(table)]
     # A blank line first: GitHub would read a line right after a table as one more row.
-    table = _TOTAL.sub("", table).rstrip("\n") + "\n\n" + total_line(records, stems) + "\n"
+    total = total_line(records, stems, minutes if studies else None)
+    table = _TOTAL.sub("", table).rstrip("\n") + "\n\n" + total + "\n"
     return text[:start] + table + text[end:]
 
 
@@ -49,22 +116,84 @@ _TOTAL = re.compile(r"^Together: .*\n?", re.M)
 BUSY_MARK = "†"
 
 
-def total_line(records: dict[str, dict], stems: list[str]) -> str:
-    """The table's lessons together, from the same records; no total while any of them was never run."""
+def total_line(records: dict[str, dict], stems: list[str],
+               minutes: Mapping[str, float | None] | None = None) -> str:
+    """The table's lessons together, from the same records; no total while any of them was never
+    run (or, for study time, never written), and a note naming lessons timed on a busy machine."""
     lessons = [records.get(stem, {}).get("runtime_s") for stem in stems]
     solutions = [records.get(stem, {}).get("solutions_runtime_s") for stem in stems]
-    if not lessons or None in lessons:
-        return "Together: not yet timed (run `make course`, then `make readme`)."
-    text = f"Together: the {len(lessons)} lessons {sum(lessons) / 60:.1f} min"
-    if None not in solutions:
-        text += f", {(sum(lessons) + sum(solutions)) / 60:.1f} min with their solutions"
-    busy = [stem[:2] for stem in stems if (records.get(stem, {}).get("load_at_start") or 0) > QUIET_LOAD]
+    study = ""
+    if minutes is not None and stems and None not in minutes.values():
+        study = (f"study about {hours(sum(minutes.values()))} at {WORDS_PER_MINUTE} words a minute and "
+                 f"{MINUTES_PER_CODE_CELL:g} minute per code cell, exercises not counted; ")
+    timed_s = [seconds for seconds in lessons if seconds is not None]
+    untimed = [stem.split("_")[0] for stem, seconds in zip(stems, lessons, strict=True) if seconds is None]
+    if not timed_s:
+        text = f"Together: {study}compute not yet timed (run `make course`, then `make readme`)"
+    else:
+        so_far = " timed so far" if untimed else ""
+        plural = "s" * (len(timed_s) != 1)
+        text = f"Together: {study}the {len(timed_s)} lesson{plural}{so_far} {sum(timed_s) / 60:.1f} min"
+        if not untimed and None not in solutions:
+            text += f", {(sum(lessons) + sum(solutions)) / 60:.1f} min with their solutions"
+        if untimed:
+            text += (f"; lesson{'s' * (len(untimed) > 1)} {', '.join(untimed)} not yet timed "
+                     "(run `make course`, then `make readme`)")
+    timed = [stem for stem in stems if records.get(stem, {}).get("runtime_s") is not None]
+    busy = [stem.split("_")[0] for stem in timed if (records[stem].get("load_at_start") or 0) > QUIET_LOAD]
     if busy:
         lessons_named = f"Lesson{'s' * (len(busy) > 1)} {', '.join(busy)}"
         text += (f". {BUSY_MARK} {lessons_named} last ran while the machine was busy "
                  f"(1-minute load above {QUIET_LOAD} at its start): a quiet run is faster")
     return text + "."
 
+
+def disk_text(root: Path, cache: Path) -> str:
+    """What the course takes on disk, measured on the machine that last ran `make readme`."""
+    parts = [(name, folder) for name, folder in (("the virtual environment `.venv/`", root / ".venv"),
+                                                 ("`data/`", root / "data"), ("the cache `.cache/`", cache))
+             if folder.is_dir()]
+    if not parts:
+        return "not measured yet (`make readme` measures it)."
+    sizes = ", ".join(f"{name} {folder_size(folder) / 1e9:.2f} GB" for name, folder in parts)
+    return (f"{sizes} (measured by `make readme` on the machine that last ran it; "
+            "`make clean-cache` empties the cache).")
+
+
+# --- the headline findings ------------------------------------------------------------------------
+
+def signed(value: float) -> str:
+    return f"{value:+.2f}".replace("-", "−")
+
+
+def findings(records: dict[str, dict]) -> str:
+    """Lesson 09's headline (naive against final on test) as a small table; "" without its record."""
+    figures = records.get(FINAL_LESSON, {})
+    overall = figures.get("naive_to_final_test") or {}
+    rows = [(label, overall[key]) for key, label in HEADLINE_METRICS.items() if key in overall]
+    if not rows:
+        return ""
+    lines = ["| on the test split | naive | final | difference [95% interval] | questions better / worse "
+             "| verdict |", "|---|---|---|---|---|---|"]
+    for label, c in rows:
+        lo, hi = c["interval"]
+        lines.append(f"| {label} | {c['naive']:.2f} | {c['final']:.2f} | {signed(c['delta'])} "
+                     f"[{signed(lo)}, {signed(hi)}] | {c['wins']} / {c['losses']} | **{c['verdict']}** |")
+    reranker = f", re-ranked by `{figures['reranker']}`" if figures.get("reranker") else ""
+    return ("\n".join(lines) + "\n\nThe final pipeline (parsed, structure-chunked within the token limit, "
+            f"BM25 and dense fused by RRF{reranker}) against the naive one on the questions no choice was "
+            "made on; "
+            f"the verdicts are Holm-corrected over these {len(rows)} metrics (lesson 09 shows how).")
+
+
+def update_findings(text: str, records: dict[str, dict]) -> str:
+    start, end = text.index("<!-- findings:start -->"), text.index("<!-- findings:end -->")
+    head = start + len("<!-- findings:start -->")
+    block = findings(records)
+    return text[:head] + "\n" + (block + "\n" if block else "") + text[end:]
+
+
+# --- docs/TEACHING.md ----------------------------------------------------------------------------
 
 def teaching_table(records: dict[str, dict], lessons: list[str]) -> str:
     """The teacher's runtime table: each lesson, its solutions, the load it ran under, running total."""
@@ -82,19 +211,155 @@ def teaching_table(records: dict[str, dict], lessons: list[str]) -> str:
     return "\n".join(rows)
 
 
-def update_teaching(text: str, records: dict[str, dict], lessons: list[str]) -> str:
-    start, end = text.index("<!-- runtimes:start -->"), text.index("<!-- runtimes:end -->")
-    head = start + len("<!-- runtimes:start -->")
-    return text[:head] + "\n" + teaching_table(records, lessons) + "\n" + text[end:]
+def targets(records: dict[str, dict], lessons: list[str]) -> str:
+    """The runtime targets, each marked met or not met from the records (never assumed)."""
+    runtimes = {lesson: records.get(lesson, {}).get("runtime_s") for lesson in lessons}
+    solutions = [records.get(lesson, {}).get("solutions_runtime_s") for lesson in lessons]
+    missing = [lesson.split("_")[0] for lesson, seconds in runtimes.items() if seconds is None]
+    timed = {lesson: seconds for lesson, seconds in runtimes.items() if seconds is not None}
+    if not timed:
+        return "- not yet checked: no lesson timed (`make course`, then `make readme`)."
+    over = [lesson.split("_")[0] for lesson, seconds in timed.items() if seconds > LESSON_TARGET_S]
+    lines = [f"- each lesson within {LESSON_TARGET_S} s: "
+             + (f"**not met** (lessons {', '.join(over)})" if over else "**met**")
+             + (f" among those timed; {', '.join(missing)} not yet timed" if missing else "")]
+    if missing:
+        lines.append(f"- all {len(lessons)} lessons within {COURSE_TARGET_S // 60} min, and with their "
+                     f"solutions within {WITH_SOLUTIONS_TARGET_S // 60} min: not yet checked "
+                     f"(lesson(s) {', '.join(missing)} never timed: `make course`, then `make readme`).")
+        return "\n".join(lines)
+    total = sum(timed.values())
+    lines.append(f"- all {len(lessons)} lessons within {COURSE_TARGET_S // 60} min: {total / 60:.1f} min, "
+                 + ("**met**" if total <= COURSE_TARGET_S else "**not met**"))
+    if None not in solutions:
+        both = total + sum(solutions)
+        met = "**met**" if both <= WITH_SOLUTIONS_TARGET_S else "**not met**"
+        limit = WITH_SOLUTIONS_TARGET_S // 60
+        lines.append(f"- with their solutions within {limit} min: {both / 60:.1f} min, {met}")
+    return "\n".join(lines)
+
+
+# The agendas: (lesson stem prefix or a label, minutes in the room, how it is taught). The clock
+# times are summed from these minutes; the runtime and reading columns come from the records and
+# the notebooks. "live" means the room runs the lesson top to bottom, so its runtime must fit.
+WORKSHOP = [
+    ("00", 15, "live: everyone runs it; fix installs while others read the survey"),
+    ("01", 10, "live; stop at the failures on real queries"),
+    ("02", 15, "live up to the baseline's score"),
+    ("02b", 15, "from committed outputs: the four words in one picture, the power plot"),
+    ("03", 20, "the frequency sweep from committed outputs; tables and code live"),
+    ("break", 10, ""),
+    ("04", 10, "from committed outputs; the chunk viewer on one page live"),
+    ("05", 10, "live: the histogram and the silent-truncation demo"),
+    ("06", 10, "live"),
+    ("07", 10, "its table from committed outputs; one query re-ranked live"),
+    ("09", 15, "from committed outputs: the step table and the forest plot"),
+    ("10", 15, "from committed outputs: the pandas survey and the peer libraries"),
+    ("11", 15, "live up to its first verdict; growth and re-index from committed outputs"),
+    ("questions", 10, "the learners' own questions; 08 and the exercises are for self-study"),
+]
+FULL_DAY = [
+    ("00", 30, "live"), ("01", 40, "live, exercises 1-2"),
+    ("02", 40, "live, check-yourself questions in pairs"),
+    ("02b", 35, "live"), ("break", 15, ""), ("03", 50, "live, with its exercises"), ("lunch", 60, ""),
+    ("04", 30, "live"), ("05", 25, "live"), ("06", 25, "live"), ("07", 25, "live"),
+    ("08", 20, "committed latency figures; one query each, live"), ("break", 15, ""),
+    ("09", 35, "live, or from committed outputs on a slow laptop"),
+    ("10", 40, "live; learners point the survey and `golden-draft` at a folder of their own"),
+    ("11", 35, "live up to the growth table, then from committed outputs"),
+]
+
+
+def lesson_title(notebook: Path) -> str:
+    """"03 · Parse, don't strip" from the notebook's title cell; its file name if it has none."""
+    cells = json.loads(notebook.read_text(encoding="utf-8"))["cells"] if notebook.exists() else []
+    first = "".join(cells[0]["source"]).lstrip("# ").splitlines()[0] if cells else ""
+    return first if "·" in first else notebook.stem.replace("_", " ")
+
+
+def clock(minutes: int, start: int) -> str:
+    at = start + minutes
+    return f"{at // 60}:{at % 60:02d}"
+
+
+def agenda(plan: Sequence[tuple[str, int, str]], records: dict[str, dict], lessons: list[str], *,
+           start: int = 0) -> str:
+    """An agenda whose clock times add up: each slot's start and end summed from the minutes, the
+    lesson's measured runtime and main-path reading time beside it, and a mark where a lesson run
+    live does not fit its slot."""
+    rows = ["| time | lesson | how | runtime | reading |", "|---|---|---|---|---|"]
+    at, live_compute, unfit = 0, 0.0, []
+    for key, minutes, how in plan:
+        stem = next((lesson for lesson in lessons if lesson.split("_")[0] == key), None)
+        runtime = records.get(stem, {}).get("runtime_s") if stem else None
+        reading = study_minutes(NOTEBOOKS / f"{stem}.ipynb") if stem else None
+        if how.startswith("live") and runtime is not None:
+            live_compute += runtime
+            if runtime > minutes * 60:
+                unfit.append(key)
+        name = lesson_title(NOTEBOOKS / f"{stem}.ipynb") if stem else key
+        rows.append(f"| {clock(at, start)}–{clock(at + minutes, start)} | {name} | {how} |"
+                    f"{runtime_cell(runtime)}|{study_cell(reading)}|")
+        at += minutes
+    total = (f"\n\nTogether: {hours(at)} in the room; the lessons run live compute "
+             f"{live_compute / 60:.1f} min of it.")
+    if unfit:
+        total += (f" Lessons {', '.join(unfit)} run longer than their slot: "
+                  "present them from committed outputs.")
+    return "\n".join(rows) + total
+
+
+def folder_size(folder: Path) -> int:
+    return sum(p.stat().st_size for p in folder.rglob("*") if p.is_file() and not p.is_symlink())
+
+
+def cache_text(folder: Path, records: dict[str, dict]) -> str:
+    """The cache folder's size on the machine that last ran `make readme`, its biggest stores, and
+    the warm-up time `make warm` recorded, if it did."""
+    if not folder.is_dir():
+        return f"No cache folder at `{folder.name}/` on the machine that last ran `make readme`."
+    stores = sorted(((folder_size(p), p.name) for p in folder.iterdir() if p.is_dir()), reverse=True)
+    biggest = ", ".join(f"`{name}` {size / 1e6:,.0f} MB" for size, name in stores[:4])
+    warm = records.get("warm_cache", {}).get("runtime_s")
+    warmed = (f" `make warm` last took {runtime_cell(warm).strip()} there." if warm is not None
+              else " The warm-up's time is printed by `make warm` itself (`done in ... s`).")
+    return (f"On the machine that last ran `make readme`, the cache folder held "
+            f"{folder_size(folder) / 1e9:.1f} GB (largest: {biggest}).{warmed}")
+
+
+def replace_between(text: str, name: str, block: str) -> str:
+    """Rewrite what lies between `<!-- name:start -->` and `<!-- name:end -->`; text without them is kept."""
+    marker, closing = f"<!-- {name}:start -->", f"<!-- {name}:end -->"
+    if marker not in text:
+        return text
+    start, end = text.index(marker) + len(marker), text.index(closing)
+    return text[:start] + "\n" + block + "\n" + text[end:]
+
+
+def update_teaching(text: str, records: dict[str, dict], lessons: list[str], *,
+                    cache: Path | None = None) -> str:
+    """docs/TEACHING.md's rendered blocks: runtimes, targets, both agendas and (given) the cache size."""
+    text = replace_between(text, "runtimes", teaching_table(records, lessons))
+    text = replace_between(text, "targets", targets(records, lessons))
+    text = replace_between(text, "workshop", agenda(WORKSHOP, records, lessons))
+    text = replace_between(text, "full-day", agenda(FULL_DAY, records, lessons, start=9 * 60))
+    if cache is not None:
+        text = replace_between(text, "cache", cache_text(cache, records))
+    return text
+
+
+def lesson_stems(notebooks: Path = NOTEBOOKS) -> list[str]:
+    return sorted(p.stem for p in notebooks.glob("[0-9][0-9]*_*.ipynb"))
 
 
 def main() -> int:
     records = load_records()
-    atomic_write(README, update(README.read_text(), records))
+    text = update_findings(update(README.read_text(), records), records)
+    atomic_write(README, replace_between(text, "disk", disk_text(ROOT, cache_dir())))
     print(f"updated {README}")
     if TEACHING.exists():
-        lessons = sorted(p.stem for p in (ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
-        atomic_write(TEACHING, update_teaching(TEACHING.read_text(), records, lessons))
+        text = update_teaching(TEACHING.read_text(), records, lesson_stems(), cache=cache_dir())
+        atomic_write(TEACHING, text)
         print(f"updated {TEACHING}")
     return 0
 

@@ -21,7 +21,7 @@ def test_readme_runtimes_come_from_records_and_stay_empty_without_one():
     assert "| 00 | [a](notebooks/00_a.ipynb) | x | 24 s |" in out
     assert "| 01 | [b](notebooks/01_b.ipynb) | y | |" in out
     assert out.endswith("| 07 | [c](notebooks/07_c.ipynb) | z | |\n")  # outside the markers
-    assert "Together: not yet timed" in out  # 01_b has no record
+    assert "Together: the 1 lesson timed so far 0.4 min; lesson 01 not yet timed" in out  # 01_b has no record
 
 
 def test_readme_total_comes_from_the_same_records_and_replaces_the_old_one():
