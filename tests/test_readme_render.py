@@ -109,3 +109,15 @@ def test_the_readme_keeps_its_rendered_blocks_and_one_row_per_lesson():
     for doc in ("docs/TEACHING.md", "docs/SOURCES.md", "docs/GLOSSARY.md", "docs/CLI.md", "docs/CI.md"):
         assert doc in text and (ROOT / doc).exists()
     assert "download.pytorch.org/whl/cpu" in text and "environment.yml" in text and "WSL" in text
+
+
+def test_the_browser_check_counts_the_plots_a_lesson_must_show(tmp_path):
+    check = _load("browser_check")
+    cell = nbformat.v4.new_code_cell("plot()")
+    cell.outputs = [nbformat.v4.new_output("display_data", data={"image/png": "iVBORw0KGgo=", "text/plain": "<Figure>"}),
+                    nbformat.v4.new_output("stream", name="stdout", text="1\n")]
+    nbformat.write(nbformat.v4.new_notebook(cells=[cell, nbformat.v4.new_markdown_cell("![x](y.png)")]),
+                   tmp_path / "a.ipynb")
+    assert check.png_outputs(tmp_path / "a.ipynb") == 1
+    assert check.errors_in(tmp_path / "a.ipynb", ran=False) == []  # shown as committed: errors only
+    assert check.errors_in(tmp_path / "a.ipynb") == ["code cell 0: not executed"]
