@@ -182,8 +182,9 @@ def findings(records: dict[str, dict]) -> str:
     reranker = f", re-ranked by `{figures['reranker']}`" if figures.get("reranker") else ""
     return ("\n".join(lines) + "\n\nThe final pipeline (parsed, structure-chunked within the token limit, "
             f"BM25 and dense fused by RRF{reranker}) against the naive one on the questions no choice was "
-            "made on; "
-            f"the verdicts are Holm-corrected over these {len(rows)} metrics (lesson 09 shows how).")
+            "made on. Intervals are 95% (Newcombe's for recall, the BCa bootstrap for MRR); each verdict is "
+            f"decided by its paired test at the Holm-adjusted level over these {len(rows)} metrics, "
+            "so it can be stricter than its interval (lesson 09 shows how).")
 
 
 def update_findings(text: str, records: dict[str, dict]) -> str:

@@ -30,7 +30,7 @@ def test_the_findings_are_lesson_09s_record_or_nothing():
     out = update.update_findings(text, {"09_what_moved_the_needle": HEADLINE})
     assert "| recall@5 | 0.75 | 0.85 | +0.10 [+0.02, +0.18] | 30 / 10 | **gain** |" in out
     assert "| MRR | 0.50 | 0.49 | −0.01 [−0.04, +0.02] | 20 / 22 | **equivalent** |" in out
-    assert "`maxsim:test`" in out and "over these 2 metrics" in out and "old" not in out
+    assert "`maxsim:test`" in out and "Holm-adjusted level over these 2 metrics" in out and "\nold\n" not in out
     # no record: the block is emptied, never filled with a guess
     assert update.update_findings(out, {}) == "a\n<!-- findings:start -->\n<!-- findings:end -->\nb\n"
 
