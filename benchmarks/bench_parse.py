@@ -16,7 +16,7 @@ import sys
 import time
 from pathlib import Path
 
-from course_lib.core.load import decode_html
+from course_lib.core.decode import decode_html
 from course_lib.core.parse import parse_blocks
 
 PARSERS = ("html.parser", "lxml", "html5lib")

@@ -21,7 +21,8 @@ from pathlib import Path
 import soupsieve
 
 from course_lib.core import boilerplate, parse
-from course_lib.core.load import CORPUS_DIR, decode_html
+from course_lib.core.decode import decode_html
+from course_lib.core.load import CORPUS_DIR
 from course_lib.core.parse import parse_blocks
 
 

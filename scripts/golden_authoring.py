@@ -28,7 +28,7 @@ from pathlib import Path
 
 from bs4 import BeautifulSoup, Tag
 
-from course_lib.core.load import decode_html
+from course_lib.core.decode import decode_html
 from course_lib.evaluation.golden import KINDS, evidence_problem, load_golden, normalize
 from course_lib.evaluation.golden_checks import (
     QUOTE_BLOCKS,

@@ -22,7 +22,7 @@ from pathlib import Path
 
 from bs4 import Tag
 
-from course_lib.core.load import decode_html
+from course_lib.core.decode import decode_html
 from course_lib.evaluation.golden import load_golden, normalize
 from course_lib.evaluation.golden_checks import validate_golden, visible_soup
 from course_lib.infra.files import atomic_write

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from course_lib.core import decode
 from course_lib.core import load as corpus
 
 
@@ -158,8 +159,8 @@ def test_bad_files_are_skipped_one_by_one_with_their_reasons(tmp_path):
 
 
 def test_a_legacy_encoded_page_is_not_mistaken_for_binary():
-    assert corpus.sniff_binary("<p>Привет, мир, это страница</p>".encode("cp1251")) is None
-    assert corpus.sniff_binary(b"<p>\x01\x02\x03\x04\x05\x06</p>") is not None
+    assert decode.sniff_binary("<p>Привет, мир, это страница</p>".encode("cp1251")) is None
+    assert decode.sniff_binary(b"<p>\x01\x02\x03\x04\x05\x06</p>") is not None
 
 
 def test_a_folder_with_no_usable_page_is_one_error_naming_every_reason(tmp_path):
@@ -209,7 +210,7 @@ def test_a_utf8_page_with_a_few_bad_bytes_stays_utf8_and_says_so(tmp_path):
 
 def test_declared_utf8_keeps_a_page_with_more_bad_bytes_than_accents(tmp_path):
     raw = b'<meta charset="utf-8"><p>' + "Café".encode() + b" \x80\x81\x82\x83\x84\x85 ok</p>"
-    assert corpus.sniff_encoding(raw)[0] == "utf-8-replace"
+    assert decode.sniff_encoding(raw)[0] == "utf-8-replace"
     html, repaired = _one_page(tmp_path, raw)
     assert "Café" in html and repaired == "6 undecodable bytes (UTF-8) replaced"
 
@@ -221,7 +222,7 @@ def test_a_utf8_page_with_a_byte_order_mark_and_a_stray_byte_is_not_skipped(tmp_
 
 def test_a_utf16_declaration_on_an_ascii_page_is_ignored_as_browsers_do(tmp_path):
     raw = b'<html><head><meta charset="utf-16"></head><body><p>Plain ASCII text here.</p></body></html>'
-    name, reason = corpus.sniff_encoding(raw)
+    name, reason = decode.sniff_encoding(raw)
     assert name == "utf-8" and "declared charset utf-16 ignored" in reason
     assert _one_page(tmp_path, raw) == (raw.decode(), "")
 
@@ -231,7 +232,7 @@ def test_a_declared_legacy_charset_survives_one_bad_byte(tmp_path):
     html, repaired = _one_page(tmp_path, text.encode("shift_jis") + b"\x81")
     assert html == text + "\ufffd" and repaired == "1 undecodable byte (shift_jis) replaced"
     utf8 = text.encode()  # the declaration does not fit these bytes: they are UTF-8
-    assert corpus.sniff_encoding(utf8)[0] == "utf-8"
+    assert decode.sniff_encoding(utf8)[0] == "utf-8"
 
 
 def test_a_legacy_page_with_a_stray_control_character_is_read_not_called_binary(tmp_path):

@@ -10,13 +10,11 @@ or undecodable, or is reached through a link that leaves the folder is skipped w
 (`load_corpus(...).skipped`), never allowed to stop the others; a folder with no usable page at
 all is a `CorpusError`.
 
-Decoding the bytes of a page is the one place that decides between a byte order mark, a declared
-charset, UTF-8 and cp1252, by the evidence of the bytes (`sniff_encoding`, `decode_html`); what
-it had to repair is reported, not hidden (`decode_page`, `load_corpus(...).repaired`).
+Whether a file is text, and in which encoding, is decided in `decode` (`sniff_binary`,
+`decode_page`); what decoding had to repair is reported, not hidden (`load_corpus(...).repaired`).
 """
 from __future__ import annotations
 
-import codecs
 import lzma
 import re
 import tarfile
@@ -25,10 +23,10 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import NamedTuple
 
+from course_lib.core.decode import decode_page, sniff_binary
 from course_lib.infra.errors import CorpusError
 from course_lib.infra.files import file_sha256
 from course_lib.infra.paths import DATA_DIR
-from course_lib.infra.safe_text import without_controls
 from course_lib.records import Page
 
 
@@ -51,12 +49,10 @@ CORPORA: dict[str, Shipped] = {
 }
 ARCHIVE, MANIFEST, CORPUS_DIR, _ = CORPORA["python"]
 
-BINARY_SHARE = 0.02  # more control characters than this in a sample: not text
 HTML_SUFFIXES = (".html", ".htm", ".xhtml", ".xht")  # read in any case (.HTML too)
 # Pages saved under a server's extension: not read unless asked (`include`), but never left
 # out without a word (`LoadedCorpus.ignored`).
 OTHER_PAGE_SUFFIXES = (".shtml", ".php", ".asp", ".aspx", ".jsp", ".cfm")
-_SAMPLE = 8192
 
 
 def _shipped(corpus: str) -> Shipped:
@@ -136,25 +132,6 @@ def ensure_corpus(target: Path | None = None, *, corpus: str = "python") -> Path
                           + "; ".join(problems[:3]) + (" ..." if len(problems) > 3 else "") + ")",
                           path=shipped.archive, hint="restore data/ with `git checkout -- data/`")
     return target
-
-
-def sniff_binary(raw: bytes) -> str | None:
-    """Why these bytes are not a text file, or None when they look like text: NUL bytes (outside
-    UTF-16 with a BOM); more than `BINARY_SHARE` of the first 8 KB being control characters
-    (random data has one in ten; text none but tab and newline); or a sample mostly not UTF-8
-    with a tenth of that share. A legacy page (cp1251) has at most a stray control: it is kept."""
-    sample = raw[:_SAMPLE]
-    if not sample or sample.startswith((b"\xff\xfe", b"\xfe\xff")):
-        return None
-    if b"\x00" in sample:
-        return "binary file (NUL bytes): not an HTML file"
-    controls = sum(1 for b in sample if b < 32 and b not in (9, 10, 12, 13)) + sample.count(127)
-    undecodable = sample.decode("utf-8", "replace").count("\ufffd")
-    share = controls / len(sample)
-    if share > BINARY_SHARE or (share > BINARY_SHARE / 10 and undecodable / len(sample) > 0.3):
-        return (f"binary file ({controls} control and {undecodable} undecodable bytes "
-                f"in the first {len(sample)}): not an HTML file")
-    return None
 
 
 @dataclass
@@ -275,126 +252,7 @@ def load_pages(root: str | Path | None = None, *, include: Sequence[str] = (),
                corpus: str = "python") -> list[Page]:
     """The usable pages of a corpus (see `load_corpus`, which also returns what was skipped).
 
-    Bytes are decoded by `decode_page` (BOM, declared charset, UTF-8, ...), so a learner's folder
+    Bytes are decoded by `decode.decode_page` (BOM, declared charset, UTF-8, ...), so a learner's folder
     with mixed encodings loads; what cannot be parsed is skipped later, by the parser.
     """
     return load_corpus(root, corpus=corpus, include=include).pages
-
-
-_META = re.compile(rb"""<meta[^>]*?charset\s*=\s*["']?\s*([-\w.:]+)|<\?xml[^>]*encoding=["']([-\w.:]+)""",
-                   re.I)
-_BOMS = ((b"\xef\xbb\xbf", "utf-8"), (b"\xff\xfe", "utf-16-le"), (b"\xfe\xff", "utf-16-be"))
-# Labels browsers read as windows-1252; a <meta> that says UTF-16 or UTF-32 was itself read as
-# ASCII, so it cannot be true, and browsers ignore it (they read UTF-16 only with a BOM).
-_AS_CP1252 = {"iso-8859-1", "latin-1", "latin1", "ascii", "us-ascii"}
-_NOT_IN_META = ("utf-16", "utf-32", "utf_16", "utf_32", "ucs-2", "ucs2")
-# Legacy text (cp1252) forms a valid UTF-8 sequence by chance for well under 1 in 20 of its high
-# bytes; when unsure, UTF-8 errs loudly (bad bytes are reported as repaired), cp1252 silently (Ã©).
-UTF8_EVIDENCE = 10
-
-
-def _declared(raw: bytes) -> str | None:
-    """The charset a page declares in <meta> or an XML declaration, lower-cased, or None."""
-    match = _META.search(raw[:4096])
-    if not match:
-        return None
-    return (match.group(1) or match.group(2)).decode("ascii", "replace").lower()
-
-
-def _utf8_evidence(raw: bytes) -> tuple[int, int, str]:
-    """(valid multi-byte characters, bad bytes, where the first bad byte is) of `raw` as UTF-8."""
-    try:
-        text, bad, first_bad = raw.decode("utf-8"), 0, ""
-    except UnicodeDecodeError as err:
-        text = raw.decode("utf-8", "replace")
-        bad, first_bad = _replaced(text, raw, "utf-8"), f"byte {raw[err.start]:#04x} at {err.start}"
-    return len(text) - len(text.encode("ascii", "ignore")) - bad, bad, first_bad
-
-
-def _replaced(text: str, raw: bytes, name: str) -> int:
-    """How many characters decoding `raw` as `name` replaced with U+FFFD (not counting any the
-    page itself holds)."""
-    try:
-        literal = raw.count("\ufffd".encode(_CODEC_OF.get(name, name)))
-    except (UnicodeEncodeError, LookupError):
-        literal = 0
-    return max(0, text.count("\ufffd") - literal)
-
-
-def sniff_encoding(raw: bytes) -> tuple[str, str]:
-    """Choose the encoding of an HTML file by the evidence of its bytes, and say why.
-
-    A byte order mark decides. A declared charset (<meta>, <?xml?>; "iso-8859-1" and "ascii"
-    mean windows-1252, as in browsers) is used unless the bytes contradict it: UTF-16/32 named
-    in an ASCII-readable tag, an unknown label, or more replacements than UTF-8 would need.
-    Else UTF-8 if the bytes are UTF-8, or if they hold a valid multi-byte character per
-    `UTF8_EVIDENCE` bad bytes (any one, when UTF-8 is declared): "utf-8-replace", each bad byte
-    becoming U+FFFD (`decode_page` counts them); else cp1252, the usual legacy culprit.
-    """
-    for bom, name in _BOMS:
-        if raw.startswith(bom):
-            return name, f"byte order mark ({name})"
-    declared, ignored = _declared(raw), ""
-    name = "cp1252" if declared in _AS_CP1252 else declared
-    multibyte, bad, first_bad = _utf8_evidence(raw)
-    if name and name.startswith(_NOT_IN_META):
-        ignored = f" (declared charset {declared} ignored: the page is not UTF-16)"
-    elif name:
-        try:
-            codec = codecs.lookup(name).name
-        except LookupError:
-            codec, ignored = "", f" (unknown declared charset {declared} ignored)"
-        if codec == "utf-8":
-            if not bad:
-                return "utf-8", f"declared charset {declared}"
-            if multibyte:
-                return "utf-8-replace", f"declared charset {declared}; {bad} bad bytes ({first_bad}) replaced"
-            ignored = f" (declared charset {declared} does not fit: no valid UTF-8 character)"
-        elif codec and _replaced(_decode(raw, name), raw, name) <= bad:
-            return name, f"declared charset {declared}"
-        elif codec:
-            ignored = f" (declared charset {declared} does not fit the bytes)"
-    if not bad:
-        return "utf-8", "valid UTF-8" + ignored
-    if UTF8_EVIDENCE * multibyte >= bad:
-        return "utf-8-replace", f"mostly valid UTF-8 ({bad} bad bytes, first {first_bad}): replaced{ignored}"
-    return "cp1252", f"not valid UTF-8 ({first_bad}): read as cp1252{ignored}"
-
-
-# cp1252 leaves five bytes undefined; a browser shows them as the same code points as latin-1.
-_CP1252 = {i: bytes([i]).decode("cp1252") for i in range(0x80, 0xA0)
-           if i not in (0x81, 0x8D, 0x8F, 0x90, 0x9D)}
-_CODEC_OF = {"utf-8-replace": "utf-8"}
-
-
-def _decode(raw: bytes, name: str) -> str:
-    """`raw` decoded as `name` (a name `sniff_encoding` returns), unreadable bytes as U+FFFD."""
-    codec = codecs.lookup(_CODEC_OF.get(name, name)).name
-    if codec == "cp1252":
-        return raw.decode("latin-1").translate(_CP1252)
-    return raw.decode(codec, "replace").lstrip("\ufeff")
-
-
-def decode_html(raw: bytes) -> str:
-    """Decode the bytes of an HTML file to text, choosing the encoding with `sniff_encoding`.
-
-    Never raises: a byte the chosen encoding cannot read becomes U+FFFD (`decode_page` counts them).
-    """
-    return _decode(raw, sniff_encoding(raw)[0])
-
-
-def decode_page(raw: bytes) -> tuple[str, str]:
-    """A page's text for the corpus, and what was repaired in it ("" when nothing was).
-
-    Decoded as `decode_html` does; bytes the encoding could not read are replaced with U+FFFD
-    and control characters (`safe_text.CONTROLS`) removed, and the note counts both, so a loader
-    reports the page as repaired instead of changing it without a word.
-    """
-    name, _ = sniff_encoding(raw)
-    text = _decode(raw, name)
-    replaced = _replaced(text, raw, name)
-    text, controls = without_controls(text)
-    codec = "UTF-8" if name.startswith("utf-8") else name
-    repairs = [f"{replaced} undecodable byte{'s' * (replaced != 1)} ({codec}) replaced" if replaced else "",
-               f"{controls} control character{'s' * (controls != 1)} removed" if controls else ""]
-    return text, "; ".join(r for r in repairs if r)

@@ -38,8 +38,8 @@ from course_lib.core.boilerplate import (
     STRUCTURAL_BOILERPLATE,
     _remove,
 )
+from course_lib.core.decode import decode_html
 from course_lib.core.html_parts import collapse, repair_raw_pre, text_of
-from course_lib.core.load import decode_html
 from course_lib.core.walker import walk_blocks
 from course_lib.infra.errors import ParseError, ParserFailures
 from course_lib.infra.json_cache import cache_path, code_digest, read_json, write_json
@@ -230,7 +230,7 @@ def parse_corpus(
 
 # Every module whose code decides what a page parses into: an edit to any of them parses again.
 PARSE_STACK = ("course_lib.core.parse", "course_lib.core.walker", "course_lib.core.html_parts",
-               "course_lib.core.boilerplate", "course_lib.core.load", "course_lib.infra.safe_text",
+               "course_lib.core.boilerplate", "course_lib.core.decode", "course_lib.infra.safe_text",
                "course_lib.records", "course_lib.settings")
 _PARSE_CACHE_FORMAT = "parsed-pages-2"  # 2: sealed by the pages' hashes
 
