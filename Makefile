@@ -76,7 +76,8 @@ ship-embeddings: setup
 handout: setup
 	$(PY) scripts/make_handout.py
 
-## browser-check: lesson 00 run in JupyterLab in headless chromium; screenshot in artifacts/
+## browser-check: lesson 00 run in JupyterLab in headless chromium, then lesson 09's committed plot checked to render;
+## screenshots in artifacts/
 browser-check: setup
 	$(PY) scripts/browser_check.py
 

@@ -30,6 +30,7 @@ from course_lib.core.naive import naive_chunks
 from course_lib.core.pipeline import clean_fixed_chunks, context_chunks, structured_chunks, window_chunks_of
 from course_lib.infra import models
 from course_lib.infra import vector_cache as vectorstore
+from course_lib.infra.lesson_records import record
 from course_lib.infra.paths import cache_dir
 from course_lib.records import Chunk, Page
 
@@ -84,7 +85,11 @@ def main(argv: list[str] | None = None) -> int:
         if name == DEFAULT:
             print(f"    {rerank.token_store_size(chunks, reranker=reranker)}")
     vectorstore.close_all()  # SQLite's log folded into the database: the folder is complete on disk
-    print(f"done in {time.perf_counter() - total:.0f} s")
+    seconds = time.perf_counter() - total
+    print(f"done in {seconds:.0f} s")
+    # docs/TEACHING.md renders the warm-up's time and size from this record (`make readme`).
+    record("warm_cache", runtime_s=round(seconds, 1), cache_mb=round(folder_size(root) / 1e6, 1),
+           default_only=args.default_only)
     for kind in ("embeddings", "token_vectors"):
         print(f"  {kind:<16}{folder_size(root / kind) / 1e6:>10,.1f} MB")
     print(f"  {'total':<16}{folder_size(root) / 1e6:>10,.1f} MB in {root}")
