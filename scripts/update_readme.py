@@ -322,7 +322,9 @@ def cache_text(folder: Path, records: dict[str, dict]) -> str:
     stores = sorted(((folder_size(p), p.name) for p in folder.iterdir() if p.is_dir()), reverse=True)
     biggest = ", ".join(f"`{name}` {size / 1e6:,.0f} MB" for size, name in stores[:4])
     warm = records.get("warm_cache", {}).get("runtime_s")
-    warmed = (f" `make warm` last took {runtime_cell(warm).strip()} there." if warm is not None
+    computed = records.get("warm_cache", {}).get("computed_mb")
+    grew = f", computing {computed:,.0f} MB of it" if computed is not None else ""
+    warmed = (f" `make warm` last took {runtime_cell(warm).strip()} there{grew}." if warm is not None
               else " The warm-up's time is printed by `make warm` itself (`done in ... s`).")
     return (f"On the machine that last ran `make readme`, the cache folder held "
             f"{folder_size(folder) / 1e9:.1f} GB (largest: {biggest}).{warmed}")
