@@ -17,6 +17,7 @@ BOILERPLATE_MIN_PAGES = 3  # ... and on at least this many pages, so a two-page 
 PARSER_FAILURE_MAX_SHARE = 0.10  # a run where parser exceptions hit more pages than this is an error
 PARSER_FAILURE_MIN_PAGES = 3  # ... and at least this many pages
 SURVEY_REPEAT_SHARE = 0.5  # lesson 00: a text on at least half the pages is "repeated"
+KEPT_REMOVED_MAX_CHARS = 400  # lesson 03's side-by-side view: a longer run shows its start and its end
 SURVEY_MIN_CHARS = 3  # lesson 00: shorter texts (bullets, "¶") are not counted as repeats
 
 # --- chunking (lessons 01, 04, 05) ------------------------------------------------------------
@@ -41,6 +42,7 @@ FUSION_CANDIDATES = 50  # lesson 06: each retriever's list length before fusion
 RERANK_TOP_N = 30  # lesson 07: the fused shortlist the re-ranker re-orders
 RERANK_BATCH_SIZE = 32  # lesson 07: pairs per forward pass of the re-ranker
 RERANK_MAX_TOKENS = 512  # lesson 07: a cross-encoder's input, question and chunk together
+TOKEN_PROJECTION_SAMPLE = 50_000  # lesson 07: token vectors a projected index's directions are fitted on
 TOKEN_VECTOR_CACHE = 4096  # lesson 07: chunks whose MaxSim token vectors stay in memory
 EMBED_BATCH_SIZE = 32  # lesson 01: texts per forward pass of the embedder
 EMBED_ESTIMATE_MIN_TEXTS = 2000  # the command line says how long embedding this many new texts will take
@@ -68,6 +70,7 @@ ASK_SOURCES = 5  # the sources `ask` and `compare` print: the k of recall@5, the
 # --- diversity (lesson 09) --------------------------------------------------------------------
 MAX_CHUNKS_PER_PAGE = 2  # lesson 09: the cap on one page's chunks in a result list
 MMR_WEIGHT = 0.7  # lesson 09: relevance against novelty in maximal marginal relevance
+CHUNK_VIEW_AROUND_CHARS = 1500  # lesson 04's cut map: characters shown either side of the focus
 CHUNK_VIEW_REPEAT_CHARS = 20  # lesson 10's chunk viewer: a repeated prefix this long is overlap
 
 # --- serving (lesson 08) ----------------------------------------------------------------------

@@ -277,7 +277,7 @@ def _lane_label(name: str, inside: int) -> str:
 
 
 def cut_figure(blocks: Sequence[Block], chunkings: Mapping[str, Sequence[Chunk | str]], *,
-               focus: str | None = None, around: int = 1500,
+               focus: str | None = None, around: int = settings.CHUNK_VIEW_AROUND_CHARS,
                title: str = "") -> tuple[Figure, dict[str, int]]:
     """One page drawn as a line of characters: its blocks on top (tables and code coloured,
     headings as dotted lines across the picture, labelled), and under it one lane per chunking,
@@ -333,7 +333,8 @@ def cut_figure(blocks: Sequence[Block], chunkings: Mapping[str, Sequence[Chunk |
 
 
 def show_cuts(blocks: Sequence[Block], chunkings: Mapping[str, Sequence[Chunk | str]], *,
-              focus: str | None = None, around: int = 1500, title: str = "") -> dict[str, int]:
+              focus: str | None = None, around: int = settings.CHUNK_VIEW_AROUND_CHARS,
+              title: str = "") -> dict[str, int]:
     """Draw `cut_figure` in a notebook; return the cuts inside a table or code block per chunking."""
     _, inside = cut_figure(blocks, chunkings, focus=focus, around=around, title=title)
     plt.show()

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 
 from IPython.display import HTML
 
+from course_lib import settings
 from course_lib.evaluation.golden import normalize
 from course_lib.evaluation.judging import answer_places, is_relevant
 from course_lib.evaluation.results import RunResult
@@ -73,7 +74,7 @@ def _shown(texts: Sequence[str], *, max_chars: int) -> str:
     return html.escape(text)
 
 
-def kept_removed_html(runs: Sequence[Run], *, max_chars: int = 400,
+def kept_removed_html(runs: Sequence[Run], *, max_chars: int = settings.KEPT_REMOVED_MAX_CHARS,
                       titles: tuple[str, str] = ("kept", "removed")) -> str:
     """A two-column table of `runs`: kept text on the left, removed text on the right, one row per
     run in reading order, each run shortened to `max_chars`. Column titles carry character totals."""
@@ -90,7 +91,8 @@ def kept_removed_html(runs: Sequence[Run], *, max_chars: int = 400,
             f"<tbody>{''.join(rows)}</tbody></table>")
 
 
-def show_kept_removed(whole: Sequence[Block], kept: Sequence[Block], *, max_chars: int = 400,
+def show_kept_removed(whole: Sequence[Block], kept: Sequence[Block], *,
+                      max_chars: int = settings.KEPT_REMOVED_MAX_CHARS,
                       titles: tuple[str, str] = ("kept", "removed")) -> HTML:
     """Display what cleaning kept of one page beside what it removed (see `kept_removed_html`)."""
     return HTML(kept_removed_html(kept_and_removed(whole, kept), max_chars=max_chars, titles=titles))
@@ -142,7 +144,7 @@ def _tokens_to_answer(chunk: Chunk, quotes: Sequence[str], counter) -> int | Non
 
 
 def lost_questions(before: RunResult, after: RunResult, chunks: Sequence[Chunk], *, counter,
-                   k: int = 5, kind: str | None = None) -> list[Lost]:
+                   k: int = settings.EVAL_CUTOFFS[0], kind: str | None = None) -> list[Lost]:
     """The questions (of `kind`, or all) that `before` finds in its top k and `after` does not,
     each with the chunks' reason; `chunks` are every chunk `after` searched."""
     lost = []

@@ -32,10 +32,11 @@ from pathlib import Path
 
 import numpy as np
 
+from course_lib import settings
+
 INT8_MAX = 127
 FILES = ("codes.npy", "scales.npy", "offsets.npy", "keys.json")
 PROJECTION_FILES = ("mean.npy", "projection.npy")
-PROJECTION_SAMPLE = 50_000  # token vectors the principal directions are fitted on
 
 
 def quantize(vectors: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -65,8 +66,8 @@ def maxsim_int8(query_tokens: np.ndarray, codes: np.ndarray, scales: np.ndarray)
     return float((similarities * np.asarray(scales, np.float32)[None, :]).max(axis=1).sum())
 
 
-def fit_projection(rows: np.ndarray, dims: int, *, sample: int = PROJECTION_SAMPLE,
-                   seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+def fit_projection(rows: np.ndarray, dims: int, *, sample: int = settings.TOKEN_PROJECTION_SAMPLE,
+                   seed: int = settings.SEED) -> tuple[np.ndarray, np.ndarray]:
     """(mean, projection): the mean row and the `dims` leading principal directions, as columns.
 
     Fitted on a seeded sample of rows, so building the index twice gives the same projection.
