@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from course_lib import settings
 from course_lib.evaluation.compare import Comparison
 from course_lib.evaluation.verdicts import CANNOT_TELL, EQUIVALENT, GAIN, LOSS
 from course_lib.settings import EQUIVALENCE_MARGIN
@@ -47,7 +48,7 @@ def example_of(comparison: Comparison, *, label: str) -> Example:
 
 
 def four_words_picture(examples: Sequence[Example], *, margin: float = EQUIVALENCE_MARGIN,
-                       metric: str = "recall@5", ax=None):
+                       metric: str = settings.PRIMARY_METRICS[0], ax=None):
     """Draw each example's interval against 0 and the shaded ±margin band, coloured and labelled
     by the word it reads as; returns the matplotlib axes."""
     import matplotlib.pyplot as plt  # a plot backend only when a plot is asked for

@@ -15,6 +15,8 @@ import matplotlib.pyplot as plt
 from matplotlib.figure import Figure
 from matplotlib.patches import FancyBboxPatch
 
+from course_lib import settings
+
 _ANSWER, _ANSWER_EDGE = "#c9efc9", "#2e8b3a"
 _PLAIN, _PLAIN_EDGE = "#eef1f5", "#9aa5b1"
 _WIDTH, _HEIGHT = 0.86, 0.74
@@ -30,7 +32,8 @@ class Link:
     fused_rank: int | None
 
 
-def fusion_links(lists: Mapping[str, Sequence[int]], fused: Sequence[int], *, depth: int = 5) -> list[Link]:
+def fusion_links(lists: Mapping[str, Sequence[int]], fused: Sequence[int], *,
+                 depth: int = settings.ASK_SOURCES) -> list[Link]:
     """Where each list's top `depth` items land in the fused ranking, ranks counted from 1.
 
     A fused rank below `depth` is None: the picture draws that line to a "further down" mark, so
@@ -64,7 +67,8 @@ def _text(rank: int, item: int, labels: Mapping[int, str] | None, extra: str = "
 
 
 def fusion_figure(lists: Mapping[str, Sequence[int]], fused: Sequence[int], *,
-                  relevant: Collection[int] = (), depth: int = 5, labels: Mapping[int, str] | None = None,
+                  relevant: Collection[int] = (), depth: int = settings.ASK_SOURCES,
+                  labels: Mapping[int, str] | None = None,
                   title: str | None = None) -> Figure:
     """Two ranked lists (left, right) and their fused list (middle), top `depth` of each; returns the figure.
 
@@ -108,7 +112,8 @@ def fusion_figure(lists: Mapping[str, Sequence[int]], fused: Sequence[int], *,
 
 
 def show_fusion(lists: Mapping[str, Sequence[int]], fused: Sequence[int], *,
-                relevant: Collection[int] = (), depth: int = 5, labels: Mapping[int, str] | None = None,
+                relevant: Collection[int] = (), depth: int = settings.ASK_SOURCES,
+                labels: Mapping[int, str] | None = None,
                 title: str | None = None) -> None:
     """Draw `fusion_figure` in a notebook (same arguments), without echoing the figure object."""
     fusion_figure(lists, fused, relevant=relevant, depth=depth, labels=labels, title=title)
