@@ -75,6 +75,7 @@ CHUNK_VIEW_REPEAT_CHARS = 20  # lesson 10's chunk viewer: a repeated prefix this
 
 # --- serving (lesson 08) ----------------------------------------------------------------------
 PROMPT_CHUNKS = 4  # the production write-up went from eight chunks to four
+SECTION_LABEL_CHARS = 48  # lesson 08's tables: a chunk's section label is cut to this many characters
 RESULT_TTL_SECONDS = 300.0  # seconds a cached result stays valid
 RESULT_CACHE_SIZE = 1024  # lesson 08: distinct (query, filters) results kept
 QUERY_CACHE_SIZE = 4096  # lesson 08: query vectors kept in memory

@@ -150,3 +150,33 @@ def plot_recall_curve(*runs: RunResult, ax=None, max_k: int = settings.EVAL_DEPT
     if runs:
         ax.legend()
     return ax
+
+
+
+def recall_bars(runs: Mapping[str, RunResult], *, k: int = settings.EVAL_CUTOFFS[0], ax=None):
+    """Each run's recall@k as a bar with its 95% Wilson interval, in the order given.
+
+    Lesson 10's verdict tables compare each chunker with the course's, question by question; this
+    picture shows the levels those comparisons start from, and how wide a single run's interval is
+    on a few hundred questions. Overlapping bars do not mean "no difference": only the paired
+    tables decide that, because they count the questions on which the two runs disagree.
+    """
+    import matplotlib.pyplot as plt  # imported here so the tables work without a plot backend
+
+    from course_lib.evaluation.stats import wilson_interval
+
+    if ax is None:
+        _, ax = plt.subplots(figsize=(1.3 * len(runs) + 2, 3.5))
+    names = list(runs)
+    hits = [runs[name].hits_at(k) for name in names]
+    values = [float(h.mean()) if len(h) else float("nan") for h in hits]
+    bounds = [wilson_interval(int(h.sum()), len(h)) for h in hits]
+    errors = [[max(0.0, v - lo) for v, (lo, _) in zip(values, bounds, strict=True)],
+              [max(0.0, hi - v) for v, (_, hi) in zip(values, bounds, strict=True)]]
+    ax.bar(range(len(names)), values, yerr=errors, capsize=4, color="#60a5fa", edgecolor="#1e3a8a")
+    ax.set_xticks(range(len(names)), names, rotation=20, ha="right")
+    questions = {len(h) for h in hits}
+    ax.set(ylim=(0, 1.02), ylabel=f"recall@{k}",
+           title=f"recall@{k} with its 95% interval ({', '.join(map(str, sorted(questions)))} questions)")
+    ax.grid(axis="y", alpha=0.3)
+    return ax

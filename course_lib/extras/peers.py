@@ -25,12 +25,11 @@ import io
 import logging
 import time
 import warnings
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from importlib import metadata
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from course_lib import settings
 from course_lib.core.chunking import blocks_to_text
@@ -39,9 +38,6 @@ from course_lib.core.naive import fixed_size_chunks
 from course_lib.core.pipeline import Pipeline, build_pipeline, clean_corpus
 from course_lib.infra.json_cache import cache_path, read_json, write_json
 from course_lib.records import Chunk, Page
-
-if TYPE_CHECKING:  # annotations only: the plot needs no evaluation import at load time
-    from course_lib.evaluation.results import RunResult
 
 PREFIX = "peer:"
 SPLIT_HEADINGS = [(tag, tag) for tag in HEADING_TAGS[:4]]  # LangChain splits at h1-h4, named by tag
@@ -401,33 +397,3 @@ def settings_rows(window: Window) -> list[dict[str, str]]:
     with this window's figures."""
     return [{"peer": p.name, "library": p.library, "version": p.version, **p.describe(window)}
             for p in PEERS.values()]
-
-
-
-def recall_bars(runs: Mapping[str, RunResult], *, k: int = 5, ax=None):
-    """Each run's recall@k as a bar with its 95% Wilson interval, in the order given.
-
-    Lesson 10's verdict tables compare each chunker with the course's, question by question; this
-    picture shows the levels those comparisons start from, and how wide a single run's interval is
-    on a few hundred questions. Overlapping bars do not mean "no difference": only the paired
-    tables decide that, because they count the questions on which the two runs disagree.
-    """
-    import matplotlib.pyplot as plt  # a plot backend only when a plot is asked for
-
-    from course_lib.evaluation.stats import wilson_interval
-
-    if ax is None:
-        _, ax = plt.subplots(figsize=(1.3 * len(runs) + 2, 3.5))
-    names = list(runs)
-    hits = [runs[name].hits_at(k) for name in names]
-    values = [float(h.mean()) if len(h) else float("nan") for h in hits]
-    bounds = [wilson_interval(int(h.sum()), len(h)) for h in hits]
-    errors = [[max(0.0, v - lo) for v, (lo, _) in zip(values, bounds, strict=True)],
-              [max(0.0, hi - v) for v, (_, hi) in zip(values, bounds, strict=True)]]
-    ax.bar(range(len(names)), values, yerr=errors, capsize=4, color="#60a5fa", edgecolor="#1e3a8a")
-    ax.set_xticks(range(len(names)), names, rotation=20, ha="right")
-    questions = {len(h) for h in hits}
-    ax.set(ylim=(0, 1.02), ylabel=f"recall@{k}",
-           title=f"recall@{k} with its 95% interval ({', '.join(map(str, sorted(questions)))} questions)")
-    ax.grid(axis="y", alpha=0.3)
-    return ax

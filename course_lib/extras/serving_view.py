@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from course_lib import settings
 from course_lib.evaluation.results import QuestionResult, RunResult
 from course_lib.records import Chunk
 
@@ -36,7 +37,7 @@ def same_page_above(result: QuestionResult, *, keep: int) -> int:
     return sum(c.doc == page for c in result.chunks[:keep])
 
 
-def section(chunk: Chunk, *, width: int = 48) -> str:
+def section(chunk: Chunk, *, width: int = settings.SECTION_LABEL_CHARS) -> str:
     """A chunk's page and deepest heading, short enough for a table cell."""
     heading = chunk.heading_path[-1] if len(chunk.heading_path) > 1 else "(page top)"
     return f"{chunk.doc.split('/')[-1]} › {heading}"[:width]

@@ -6,8 +6,8 @@ matplotlib.use("Agg")
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
+from course_lib.evaluation.display import recall_bars  # noqa: E402
 from course_lib.evaluation.stats import wilson_interval  # noqa: E402
-from course_lib.extras import peers  # noqa: E402
 
 
 class Hits:
@@ -22,7 +22,7 @@ class Hits:
 
 def test_one_bar_per_run_in_the_given_order_with_its_wilson_interval():
     runs = {"course": Hits([1, 1, 1, 0]), "peer": Hits([1, 0, 0, 0])}
-    ax = peers.recall_bars(runs, k=5)
+    ax = recall_bars(runs, k=5)
     bars = ax.patches
     assert [round(b.get_height(), 3) for b in bars] == [0.75, 0.25]
     assert [t.get_text() for t in ax.get_xticklabels()] == ["course", "peer"]
@@ -33,6 +33,6 @@ def test_one_bar_per_run_in_the_given_order_with_its_wilson_interval():
 
 
 def test_an_interval_never_reaches_below_zero_or_above_one():
-    ax = peers.recall_bars({"all": Hits([1, 1]), "none": Hits([0, 0])}, k=5)
+    ax = recall_bars({"all": Hits([1, 1]), "none": Hits([0, 0])}, k=5)
     _, (low, high), _ = next(c for c in ax.containers if hasattr(c, "lines")).lines
     assert min(low.get_ydata()) >= 0 and max(high.get_ydata()) <= 1
