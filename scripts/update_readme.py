@@ -173,18 +173,22 @@ def findings(records: dict[str, dict]) -> str:
     rows = [(label, overall[key]) for key, label in HEADLINE_METRICS.items() if key in overall]
     if not rows:
         return ""
-    lines = ["| on the test split | naive | final | difference [95% interval] | questions better / worse "
-             "| verdict |", "|---|---|---|---|---|---|"]
+    lines = ["| on the test split | naive | final | difference [interval the verdict rests on] "
+             "| questions better / worse | verdict |", "|---|---|---|---|---|---|"]
     for label, c in rows:
-        lo, hi = c["interval"]
-        lines.append(f"| {label} | {c['naive']:.2f} | {c['final']:.2f} | {signed(c['delta'])} "
-                     f"[{signed(lo)}, {signed(hi)}] | {c['wins']} / {c['losses']} | **{c['verdict']}** |")
+        # The interval the word was decided on (Holm level, or 90% for equivalence); older records: 95%.
+        lo, hi = c.get("decision", c["interval"])
+        level = f"{100 * c.get('decision_level', 0.95):.3g}%"
+        row = (f"| {label} | {c['naive']:.2f} | {c['final']:.2f} | {signed(c['delta'])} [{signed(lo)}, "
+               f"{signed(hi)}] {level} | {c['wins']} / {c['losses']} | **{c['verdict']}** |")
+        lines.append(row)
     reranker = f", re-ranked by `{figures['reranker']}`" if figures.get("reranker") else ""
     return ("\n".join(lines) + "\n\nThe final pipeline (parsed, structure-chunked within the token limit, "
             f"BM25 and dense fused by RRF{reranker}) against the naive one on the questions no choice was "
-            "made on. Intervals are 95% (Newcombe's for recall, the BCa bootstrap for MRR); each verdict is "
-            f"decided by its paired test at the Holm-adjusted level over these {len(rows)} metrics, "
-            "so it can be stricter than its interval (lesson 09 shows how).")
+            "made on. Each verdict is decided by its paired test (exact McNemar for recall, sign flips for "
+            f"MRR) at the Holm-adjusted level over these {len(rows)} metrics; the interval beside it is the "
+            "one at that level (Newcombe's for recall, the sign-flip test inverted for MRR; 90% for "
+            "\"equivalent\"), so a gain or a loss lies clear of 0 and \"cannot tell\" contains it.")
 
 
 def update_findings(text: str, records: dict[str, dict]) -> str:

@@ -9,7 +9,7 @@ from test_scripts import _load
 ROOT = Path(__file__).resolve().parent.parent
 HEADLINE = {"naive_to_final_test": {
     "recall@5": {"naive": 0.75, "final": 0.85, "delta": 0.10, "interval": [0.02, 0.18], "wins": 30,
-                 "losses": 10, "p_holm": 0.01, "verdict": "gain"},
+                 "decision": [0.01, 0.19], "decision_level": 0.975, "losses": 10, "p_holm": 0.01, "verdict": "gain"},
     "mrr": {"naive": 0.5, "final": 0.49, "delta": -0.01, "interval": [-0.04, 0.02], "wins": 20,
             "losses": 22, "p_holm": 0.6, "verdict": "equivalent"}},
     "reranker": "maxsim:test"}
@@ -28,8 +28,8 @@ def test_the_findings_are_lesson_09s_record_or_nothing():
     update = _load("update_readme")
     text = "a\n<!-- findings:start -->\nold\n<!-- findings:end -->\nb\n"
     out = update.update_findings(text, {"09_what_moved_the_needle": HEADLINE})
-    assert "| recall@5 | 0.75 | 0.85 | +0.10 [+0.02, +0.18] | 30 / 10 | **gain** |" in out
-    assert "| MRR | 0.50 | 0.49 | −0.01 [−0.04, +0.02] | 20 / 22 | **equivalent** |" in out
+    assert "| recall@5 | 0.75 | 0.85 | +0.10 [+0.01, +0.19] 97.5% | 30 / 10 | **gain** |" in out  # decided on
+    assert "| MRR | 0.50 | 0.49 | −0.01 [−0.04, +0.02] 95% | 20 / 22 | **equivalent** |" in out  # an older record
     assert "`maxsim:test`" in out and "Holm-adjusted level over these 2 metrics" in out and "\nold\n" not in out
     # no record: the block is emptied, never filled with a guess
     assert update.update_findings(out, {}) == "a\n<!-- findings:start -->\n<!-- findings:end -->\nb\n"
