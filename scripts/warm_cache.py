@@ -4,7 +4,8 @@
 
 Embeds every chunking the lessons build (lessons 01-09, lesson 09's ablations included) and
 computes the MaxSim token vectors every re-ranking lesson reads: those of the default chunking
-(lessons 07-08) and of lesson 09's ablations, so every lesson re-ranks from disk, into
+(lessons 07-08) and of lesson 09's re-ranked ablation (fixed windows within each heading path), so
+every lesson re-ranks from disk, into
 COURSE_CACHE_DIR (default: .cache/). `--default-only` computes token vectors for the default
 chunking alone (a smaller, faster warm-up; lesson 09 then computes its ablations' vectors
 itself). Prints what it computed, how long it took and the size of each store.
@@ -35,7 +36,10 @@ from course_lib.infra.paths import cache_dir
 from course_lib.records import Chunk, Page
 
 DEFAULT = "limited (05-08, default)"
-# Every chunking a lesson embeds, by the name a teacher will recognise.
+ABLATION = "09: - structure-aware boundaries"
+# Every chunking a lesson embeds, by the name a teacher will recognise. Lessons 07-09 re-rank two of
+# them (the default, and lesson 09's fixed windows within each heading path), so only those two need
+# token vectors.
 CHUNKINGS: dict[str, Callable[[Sequence[Page]], list[Chunk]]] = {
     "naive (01)": naive_chunks,
     "clean (03)": clean_fixed_chunks,
@@ -43,7 +47,7 @@ CHUNKINGS: dict[str, Callable[[Sequence[Page]], list[Chunk]]] = {
     "structured (04)": lambda pages: without_context(context_chunks(pages)),
     "context (04)": context_chunks,
     DEFAULT: structured_chunks,
-    "09: - structure-aware boundaries": lambda pages: window_chunks_of(pages, within_heading_path=True,
+    ABLATION: lambda pages: window_chunks_of(pages, within_heading_path=True,
                                                                        context=True),
     "09: - context line": lambda pages: structured_chunks(pages, context=False),
     "09: - cleaning": lambda pages: structured_chunks(pages, main_selector=None, drop_boilerplate=False,
@@ -79,7 +83,7 @@ def main(argv: list[str] | None = None) -> int:
         start = time.perf_counter()
         chunks = build(pages)
         models.embed([c.text for c in chunks], progress=False)
-        if name == DEFAULT or (name.startswith("09:") and not args.default_only):
+        if name == DEFAULT or (name == ABLATION and not args.default_only):
             warm_token_vectors(reranker, chunks)
         print(f"  {name:<44}{len(chunks):>6,} chunks {time.perf_counter() - start:>7.1f} s", flush=True)
         if name == DEFAULT:
