@@ -690,11 +690,12 @@ def test_a_very_large_page_on_ask_gets_a_time_estimate_before_its_embedding(monk
     from types import SimpleNamespace
 
     from course_lib.app import inputs
-    from course_lib.extras import peers
+    from course_lib.core import pipeline
     from course_lib.infra import models
 
     seen = []
-    monkeypatch.setattr(peers, "build_any", lambda name, pages, *, model=None: seen.append(models._ESTIMATING.get()))
+    monkeypatch.setattr(pipeline, "build_pipeline",
+                        lambda name, pages, *, model=None: seen.append(models._ESTIMATING.get()))
     inputs.build_retriever("limited", SimpleNamespace(pages=[]), model=None)
     assert seen == [True] and models._ESTIMATING.get() is False
 

@@ -73,7 +73,7 @@ def test_ctrl_c_is_one_line_and_exit_130_and_debug_keeps_the_traceback(monkeypat
 def test_a_long_stage_says_what_it_is_doing(tmp_path, monkeypatch, capsys):
     import time
 
-    from course_lib.extras import peers
+    from course_lib.core import pipeline
     from course_lib.infra import terminal
     from course_lib.infra.errors import UsageError
 
@@ -83,7 +83,7 @@ def test_a_long_stage_says_what_it_is_doing(tmp_path, monkeypatch, capsys):
 
     monkeypatch.setattr(terminal, "PROGRESS_AFTER_S", 0.1)
     monkeypatch.setattr(terminal, "PROGRESS_EVERY_S", 0.15)
-    monkeypatch.setattr(peers, "build_pipeline", slow)
+    monkeypatch.setattr(pipeline, "build_pipeline", slow)
     assert main(["ask", "day of the month", "--corpus", str(_own_site(tmp_path)), "--pipeline", "bm25"]) == 2
     time.sleep(0.3)  # a beat after the stage ended would show up now
     err = capsys.readouterr().err.splitlines()

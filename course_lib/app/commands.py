@@ -162,8 +162,6 @@ def ask(args: argparse.Namespace) -> int:
 
 def compare(args: argparse.Namespace) -> int:
     """The naive pipeline's sources and another's (default: the final one), one after the other."""
-    from course_lib.core.pipeline import PIPELINES
-
     names = ("naive", inputs.pipeline_name(args.against))
     question = inputs.question(args.question)
     loaded = inputs.read_corpus(args)
@@ -171,6 +169,6 @@ def compare(args: argparse.Namespace) -> int:
         retriever = inputs.build_retriever(name, loaded, model=args.model)
         with progress(f"searching with {name!r}"):
             hits = retriever.search(question, k=args.k)
-        say(f"{PIPELINES[name][1]}")
+        say(inputs.describe_pipeline(name))
         say("\n".join(_ranked_lines(retriever, hits)))
     return 0

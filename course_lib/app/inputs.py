@@ -17,13 +17,32 @@ _HAS_WORD = re.compile(r"\w")
 
 
 def pipeline_name(name: str) -> str:
-    """The name, if the course's pipelines or lesson 10's peers know it; else a usage error."""
-    from course_lib.core.pipeline import PIPELINES
+    """The name, if the course's pipelines or lesson 10's peers know it; else a usage error.
+
+    A course pipeline is looked up in the core registry alone: the peers' libraries (extras/) are
+    imported only for a `peer:` name, or to list them when a name is unknown.
+    """
+    from course_lib.core.pipeline import PEER_PREFIX, PIPELINES
+
+    if name in PIPELINES:
+        return name
     from course_lib.extras.peers import PEERS
 
-    if name not in PIPELINES and name not in PEERS:
+    if not name.startswith(PEER_PREFIX) or name not in PEERS:
         raise UsageError(f"unknown pipeline {name!r}", hint=f"use one of {', '.join([*PIPELINES, *PEERS])}")
     return name
+
+
+def describe_pipeline(name: str) -> str:
+    """One line saying what a course pipeline or a peer is, for the command line's output."""
+    from course_lib.core.pipeline import PEER_PREFIX, PIPELINES
+
+    if not name.startswith(PEER_PREFIX):
+        return PIPELINES[name][1]
+    from course_lib.extras.peers import peer
+
+    found = peer(name)
+    return f"{found.name}: lesson 10's peer, chunked by {found.library}, searched by dense vectors"
 
 
 def question(text: str) -> str:
@@ -75,10 +94,14 @@ def read_corpus(args: argparse.Namespace, *, parse: bool = True):
 def build_retriever(name: str, loaded, *, model: str | None):
     """A pipeline over the loaded pages, saying on stderr what it is doing if that takes long, and
     how long an embedding of many new texts will take before it starts."""
-    from course_lib.extras.peers import build_any
+    from course_lib.core.pipeline import PEER_PREFIX, build_pipeline
 
     with progress(f"building the {name!r} index over {pages(len(loaded.pages))}"), estimating():
-        return build_any(name, loaded.pages, model=model)
+        if name.startswith(PEER_PREFIX):  # only a peer's name imports the peers' libraries
+            from course_lib.extras.peers import build_peer
+
+            return build_peer(name, loaded.pages, model=model)
+        return build_pipeline(name, loaded.pages, model=model)
 
 
 def base_url(args: argparse.Namespace, loaded) -> str:

@@ -170,6 +170,8 @@ class Pipeline:
 
 Builder = Callable[..., Pipeline]
 PIPELINES: dict[str, tuple[Builder, str]] = {}
+# Names under this prefix are lesson 10's peer libraries (`extras.peers`), built outside this registry.
+PEER_PREFIX = "peer:"
 
 
 def register(name: str, description: str) -> Callable[[Builder], Builder]:

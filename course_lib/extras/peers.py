@@ -35,11 +35,11 @@ from course_lib import settings
 from course_lib.core.chunking import blocks_to_text
 from course_lib.core.html_parts import HEADING_TAGS
 from course_lib.core.naive import fixed_size_chunks
-from course_lib.core.pipeline import Pipeline, build_pipeline, clean_corpus
+from course_lib.core.pipeline import PEER_PREFIX, Pipeline, build_pipeline, clean_corpus
 from course_lib.infra.json_cache import cache_path, read_json, write_json
 from course_lib.records import Chunk, Page
 
-PREFIX = "peer:"
+PREFIX = PEER_PREFIX
 SPLIT_HEADINGS = [(tag, tag) for tag in HEADING_TAGS[:4]]  # LangChain splits at h1-h4, named by tag
 
 
