@@ -23,6 +23,7 @@ import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from course_lib.evaluation.display import signed
 from course_lib.infra.files import atomic_write
 from course_lib.infra.lesson_records import QUIET_LOAD, load_records
 from course_lib.infra.paths import cache_dir
@@ -162,10 +163,6 @@ def disk_text(root: Path, cache: Path) -> str:
 
 # --- the headline findings ------------------------------------------------------------------------
 
-def signed(value: float) -> str:
-    return f"{value:+.2f}".replace("-", "−")
-
-
 def findings(records: dict[str, dict]) -> str:
     """Lesson 09's headline (naive against final on test) as a small table; "" without its record."""
     figures = records.get(FINAL_LESSON, {})
@@ -179,8 +176,8 @@ def findings(records: dict[str, dict]) -> str:
         # The interval the word was decided on (Holm level, or 90% for equivalence); older records: 95%.
         lo, hi = c.get("decision", c["interval"])
         level = f"{100 * c.get('decision_level', 0.95):.3g}%"
-        row = (f"| {label} | {c['naive']:.2f} | {c['final']:.2f} | {signed(c['delta'])} [{signed(lo)}, "
-               f"{signed(hi)}] {level} | {c['wins']} / {c['losses']} | **{c['verdict']}** |")
+        row = (f"| {label} | {c['naive']:.2f} | {c['final']:.2f} | {signed(c['delta'], 2)} [{signed(lo, 2)}, "
+               f"{signed(hi, 2)}] {level} | {c['wins']} / {c['losses']} | **{c['verdict']}** |")
         lines.append(row)
     reranker = f", re-ranked by `{figures['reranker']}`" if figures.get("reranker") else ""
     return ("\n".join(lines) + "\n\nThe final pipeline (parsed, structure-chunked within the token limit, "
