@@ -4,8 +4,8 @@
 
 Embeds every chunking the lessons build (lessons 01-09, lesson 09's ablations included) and
 computes the MaxSim token vectors every re-ranking lesson reads: those of the default chunking
-(lessons 07-08) and of lesson 09's re-ranked ablation (fixed windows within each heading path), so
-every lesson re-ranks from disk, into
+(lessons 07-08), of lesson 09's re-ranked ablation (fixed windows within each heading path) and of
+every golden question, so every lesson re-ranks from disk, into
 COURSE_CACHE_DIR (default: .cache/). `--default-only` computes token vectors for the default
 chunking alone (a smaller, faster warm-up; lesson 09 then computes its ablations' vectors
 itself). Prints what it computed, how long it took and the size of each store.
@@ -29,13 +29,16 @@ from course_lib.core.chunking import without_context
 from course_lib.core.load import load_pages
 from course_lib.core.naive import naive_chunks
 from course_lib.core.pipeline import clean_fixed_chunks, context_chunks, structured_chunks, window_chunks_of
+from course_lib.evaluation.golden import load_golden
 from course_lib.infra import models
 from course_lib.infra import vector_cache as vectorstore
 from course_lib.infra.lesson_records import record
-from course_lib.infra.paths import cache_dir
+from course_lib.infra.paths import GOLDEN_FILE, cache_dir
 from course_lib.records import Chunk, Page
 
 DEFAULT = "limited (05-08, default)"
+# Both golden sets: the Python one (lessons 02-11) and lesson 10's pandas one.
+GOLDEN_FILES = (GOLDEN_FILE, GOLDEN_FILE.parent / "pandas.jsonl")
 ABLATION = "09: - structure-aware boundaries"
 # Every chunking a lesson embeds, by the name a teacher will recognise. Lessons 07-09 re-rank two of
 # them (the default, and lesson 09's fixed windows within each heading path), so only those two need
@@ -69,6 +72,16 @@ def warm_token_vectors(reranker: rerank.MaxSimReranker, chunks: Sequence[Chunk],
     print()
 
 
+def warm_questions(reranker: rerank.MaxSimReranker) -> int:
+    """Every golden question's embedding and token vectors (each encoded alone, as a lesson's
+    re-ranker encodes it), so no lesson encodes a question twice; returns how many questions."""
+    questions = sorted({q.question for path in GOLDEN_FILES for q in load_golden(path)})
+    models.embed(questions, progress=False)
+    for question in questions:
+        reranker.query_vectors(question)
+    return len(questions)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--default-only", action="store_true",
@@ -88,13 +101,17 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  {name:<44}{len(chunks):>6,} chunks {time.perf_counter() - start:>7.1f} s", flush=True)
         if name == DEFAULT:
             print(f"    {rerank.token_store_size(chunks, reranker=reranker)}")
+    start = time.perf_counter()
+    asked = warm_questions(reranker)
+    seconds_asked = time.perf_counter() - start
+    print(f"  {'golden questions (02-11)':<44}{asked:>6,} asked {seconds_asked:>8.1f} s", flush=True)
     vectorstore.close_all()  # SQLite's log folded into the database: the folder is complete on disk
     seconds = time.perf_counter() - total
     print(f"done in {seconds:.0f} s")
     # docs/TEACHING.md renders the warm-up's time and size from this record (`make readme`).
     record("warm_cache", runtime_s=round(seconds, 1), cache_mb=round(folder_size(root) / 1e6, 1),
            computed_mb=round((folder_size(root) - size_before) / 1e6, 1), default_only=args.default_only)
-    for kind in ("embeddings", "token_vectors"):
+    for kind in ("embeddings", "token_vectors", rerank.QUESTION_STORE):
         print(f"  {kind:<16}{folder_size(root / kind) / 1e6:>10,.1f} MB")
     print(f"  {'total':<16}{folder_size(root) / 1e6:>10,.1f} MB in {root}")
     return 0

@@ -157,15 +157,19 @@ def test_chunk_token_vectors_are_an_index_on_disk(private_cache, monkeypatch):
     first = MaxSimReranker()
     reference = first.score("How do I combine two paths?", REAL_CHUNKS)
     assert len(first.store) == 3  # the chunks, not the query
-    _new_process(monkeypatch)
-    second = MaxSimReranker()  # a fresh process: empty memory, the same disk
-    encoded = []
-    real_encode = second.encoder.encode
-    monkeypatch.setattr(second.encoder, "encode",
-                        lambda texts, **kw: encoded.append(list(texts)) or real_encode(texts, **kw))
-    again = second.score("How do I combine two paths?", REAL_CHUNKS)
-    assert encoded == [["How do I combine two paths?"]]  # one query encoding, no chunk
-    np.testing.assert_allclose(again, reference, rtol=1e-6)
+    assert len(first.query_store) == 1  # the question, in a store of its own
+    for persist_queries, expected in ((False, [["How do I combine two paths?"]]), (True, [])):
+        _new_process(monkeypatch)
+        second = MaxSimReranker(persist_queries=persist_queries)  # a fresh process: empty memory, same disk
+        encoded = []
+        real_encode = second.encoder.encode
+        monkeypatch.setattr(second.encoder, "encode",
+                            lambda texts, encoded=encoded, real_encode=real_encode, **kw:
+                            encoded.append(list(texts)) or real_encode(texts, **kw))
+        again = second.score("How do I combine two paths?", REAL_CHUNKS)
+        # No chunk is encoded again; the question is, unless its vectors were kept (a service opts out).
+        assert encoded == expected and (second.query_store is None) == (not persist_queries)
+        np.testing.assert_allclose(again, reference, rtol=1e-6)
     stored = second.store.get(models.text_key(REAL_CHUNKS[1].text), width=384)
     assert stored.dtype == np.float16
     np.testing.assert_array_equal(stored, first.token_vectors([REAL_CHUNKS[1].text])[0])

@@ -159,11 +159,16 @@ class MaxSimReranker:
 
     `index` (opt-in; see `int8_token_index`) scores the chunks it holds from its int8,
     memory-mapped token vectors instead; chunks it lacks go through the float16 path as before.
+
+    A question's token vectors are kept on disk too, in a store of their own (`persist_queries`):
+    the golden questions are re-ranked in five lessons, and encoding a question is most of a warm
+    re-rank. A service facing an unbounded stream of new questions passes `persist_queries=False`,
+    so it encodes each question as it must (lesson 08 times exactly that) and its store never grows.
     """
 
     def __init__(self, model: str | None = None, *, max_tokens: int | None = None,
                  cache_size: int = settings.TOKEN_VECTOR_CACHE, persist: bool = True,
-                 index: Int8TokenIndex | None = None):
+                 persist_queries: bool = True, index: Int8TokenIndex | None = None):
         self.encoder = models.load_embedder(model)
         self.model = model
         self.index = index
@@ -174,6 +179,8 @@ class MaxSimReranker:
         self.memory: cachetools.LRUCache[str, np.ndarray] = cachetools.LRUCache(maxsize=cache_size)
         self._special = np.array(sorted(set(self.encoder.tokenizer.all_special_ids)))
         self.store = open_token_store(model, max_tokens=self.max_tokens) if persist else None
+        self.query_store = (open_token_store(model, max_tokens=self.max_tokens, kind=QUESTION_STORE)
+                            if persist and persist_queries else None)
 
     def _truncate(self, text: str) -> str:
         """Cut the text after the word piece that fills `max_tokens` (special tokens counted)."""
@@ -203,11 +210,20 @@ class MaxSimReranker:
 
     def token_vectors(self, texts: Sequence[str], *, batch_size: int = settings.RERANK_BATCH_SIZE,
                       persist: bool = True) -> list[np.ndarray]:
-        """Unit token vectors of each text (float16): from memory, else disk, else computed.
+        """Unit token vectors of each chunk text (float16): from memory, else disk, else computed.
 
-        Computed vectors are written to the disk store when `persist` (chunks); a query is
-        encoded with `persist=False`, since it is seldom asked twice and would only grow the index.
+        Computed vectors are written to the disk store when `persist`.
         """
+        return self._vectors(texts, store=self.store, persist=persist, batch_size=batch_size)
+
+    def query_vectors(self, query: str) -> np.ndarray:
+        """The question's unit token vectors (float16): from memory, else the question store (when
+        `persist_queries`), else encoded alone, as a service encodes a new question."""
+        return self._vectors([query], store=self.query_store, persist=True, batch_size=1)[0]
+
+    def _vectors(self, texts: Sequence[str], *, store: VectorStore | None, persist: bool,
+                 batch_size: int) -> list[np.ndarray]:
+        """Token vectors from memory, else `store`, else computed (and written to `store` when `persist`)."""
         keys = [models.text_key(t) for t in texts]
         found: dict[str, np.ndarray] = {}
         missing: dict[str, str] = {}
@@ -215,8 +231,8 @@ class MaxSimReranker:
             if key in found or key in missing:
                 continue
             vectors = self.memory.get(key)
-            if vectors is None and self.store is not None:
-                vectors = self.store.get(key, width=self.width)
+            if vectors is None and store is not None:
+                vectors = store.get(key, width=self.width)
             if vectors is None:
                 missing[key] = text
             else:
@@ -224,8 +240,8 @@ class MaxSimReranker:
         if missing:
             fresh = self.encode_tokens(list(missing.values()), batch_size=batch_size)
             found.update(zip(missing, fresh, strict=True))
-            if persist and self.store is not None:
-                self.store.put_many(list(missing), fresh)
+            if persist and store is not None:
+                store.put_many(list(missing), fresh)
         for key in keys if self.memory.maxsize > 0 else ():  # cache_size=0: a cold re-ranker, no memory
             self.memory[key] = found[key]  # in the order asked, so the last texts are the most recent
         return [found[key] for key in keys]
@@ -235,7 +251,7 @@ class MaxSimReranker:
         """MaxSim of the query against each chunk's text."""
         if not chunks:
             return np.zeros(0)
-        query_vectors = self.token_vectors([query], persist=False)[0]
+        query_vectors = self.query_vectors(query)
         keys = [models.text_key(c.text) for c in chunks]
         index = self.index
         rest = [c.text for c, key in zip(chunks, keys, strict=True) if index is None or key not in index]
@@ -249,10 +265,16 @@ class MaxSimReranker:
 _token_stores: dict[Path, VectorStore] = {}
 
 
-def open_token_store(model: str | None = None, *, max_tokens: int | None = None) -> VectorStore:
-    """The process-wide disk store of a model's chunk token vectors (float16), under COURSE_CACHE_DIR."""
+QUESTION_STORE = "question_token_vectors"
+
+
+def open_token_store(model: str | None = None, *, max_tokens: int | None = None,
+                     kind: str = "token_vectors") -> VectorStore:
+    """The process-wide disk store of a model's token vectors (float16), under COURSE_CACHE_DIR:
+    chunks' by default, questions' with `kind=QUESTION_STORE` (kept apart, so a question never
+    counts as part of the chunk index and each can be deleted alone)."""
     limit = max_tokens or models.max_input_tokens(model)
-    folder = models.store_folder("token_vectors", f"{models.model_id(model)}|max_tokens={limit}")
+    folder = models.store_folder(kind, f"{models.model_id(model)}|max_tokens={limit}")
     if folder not in _token_stores:
         _token_stores[folder] = VectorStore(folder, dtype=np.float16)
     return _token_stores[folder]
