@@ -44,6 +44,33 @@ def test_ask_prints_ranked_sources_and_the_prompt(tmp_path, capsys, private_cach
     assert "Day of the month" in printed
 
 
+@pytest.mark.model
+def test_ask_with_the_onnx_query_encoder_gives_the_torch_ranking(tmp_path, capsys, private_cache):
+    site = str(_own_site(tmp_path))
+    question = "Which directive gives the day of the month?"
+    rankings = {}
+    for encoder in ("torch", "onnx"):
+        assert main(["ask", question, "--corpus", site, "--pipeline", "hybrid", "--k", "3",
+                     "--query-encoder", encoder]) == 0
+        rankings[encoder] = [line.split()[2] for line in capsys.readouterr().out.splitlines()
+                             if line.startswith("  [")]
+    assert len(rankings["torch"]) == 3 and rankings["onnx"] == rankings["torch"]
+
+
+@pytest.mark.model
+def test_query_encoder_on_a_pipeline_without_dense_search_is_a_usage_error(tmp_path, capsys, private_cache):
+    code = main(["ask", "day of the month", "--corpus", str(_own_site(tmp_path)), "--pipeline", "bm25",
+                 "--query-encoder", "onnx"])
+    err = capsys.readouterr().err
+    assert code == 2 and "no dense stage" in err and "Traceback" not in err
+
+
+def test_an_unknown_query_encoder_is_refused_by_the_parser(capsys):
+    with pytest.raises(SystemExit) as exit_:
+        main(["ask", "q", "--query-encoder", "tensorflow"])
+    assert exit_.value.code == 2 and "invalid choice" in capsys.readouterr().err
+
+
 def test_pipelines_lists_every_lesson(capsys):
     assert main(["pipelines"]) == 0
     assert [line.split()[0] for line in capsys.readouterr().out.splitlines()] == [

@@ -29,6 +29,7 @@ from pathlib import Path
 from course_lib.app import commands
 from course_lib.app.inputs import positive
 from course_lib.infra.errors import INTERRUPTED, CourseError, UsageError
+from course_lib.infra.onnx_encoder import ENCODERS
 from course_lib.infra.safe_text import safe
 from course_lib.infra.terminal import debug_logging, sigterm_as_interrupt
 from course_lib.settings import ASK_SOURCES, FINAL_PIPELINE, GOLDEN_DRAFT_SIZE
@@ -90,6 +91,9 @@ def _add_question_commands(command) -> None:
     compare.add_argument("--against", default=FINAL_PIPELINE)
     for each in (ask, compare):
         each.add_argument("--k", type=positive, default=ASK_SOURCES, help="how many sources (at least 1)")
+        each.add_argument("--query-encoder", choices=ENCODERS, default=ENCODERS[0],
+                          help="what embeds the question: torch (default), onnx (same vectors, ONNX "
+                               "Runtime) or onnx-int8 (different vectors; lesson 08 judges them)")
         _corpus_options(each)
         _model_option(each)
 

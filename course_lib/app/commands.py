@@ -149,7 +149,8 @@ def ask(args: argparse.Namespace) -> int:
     inputs.pipeline_name(args.pipeline)
     question = inputs.question(args.question)
     loaded = inputs.read_corpus(args)
-    retriever = inputs.build_retriever(args.pipeline, loaded, model=args.model)
+    retriever = inputs.build_retriever(args.pipeline, loaded, model=args.model,
+                                       query_encoder=args.query_encoder)
     where = inputs.where(args, retriever.chunks)
     with progress("searching and re-ranking"):
         hits = retriever.search(question, k=args.k, where=where)  # once: the prompt reuses these hits
@@ -166,7 +167,7 @@ def compare(args: argparse.Namespace) -> int:
     question = inputs.question(args.question)
     loaded = inputs.read_corpus(args)
     for name in names:
-        retriever = inputs.build_retriever(name, loaded, model=args.model)
+        retriever = inputs.build_retriever(name, loaded, model=args.model, query_encoder=args.query_encoder)
         with progress(f"searching with {name!r}"):
             hits = retriever.search(question, k=args.k)
         say(inputs.describe_pipeline(name))

@@ -91,17 +91,26 @@ def read_corpus(args: argparse.Namespace, *, parse: bool = True):
     return loaded
 
 
-def build_retriever(name: str, loaded, *, model: str | None):
+def build_retriever(name: str, loaded, *, model: str | None, query_encoder: str = "torch"):
     """A pipeline over the loaded pages, saying on stderr what it is doing if that takes long, and
-    how long an embedding of many new texts will take before it starts."""
+    how long an embedding of many new texts will take before it starts. `query_encoder` is what
+    embeds the question (`--query-encoder`); the chunk vectors are the same whichever it is."""
     from course_lib.core.pipeline import PEER_PREFIX, build_pipeline
 
     with progress(f"building the {name!r} index over {pages(len(loaded.pages))}"), estimating():
         if name.startswith(PEER_PREFIX):  # only a peer's name imports the peers' libraries
             from course_lib.extras.peers import build_peer
 
-            return build_peer(name, loaded.pages, model=model)
-        return build_pipeline(name, loaded.pages, model=model)
+            pipeline = build_peer(name, loaded.pages, model=model)
+        else:
+            pipeline = build_pipeline(name, loaded.pages, model=model)
+    if query_encoder != "torch":
+        if pipeline.dense is None:
+            raise UsageError(f"--query-encoder {query_encoder}: the pipeline {name!r} has no dense stage "
+                             "to embed the question for",
+                             hint="drop --query-encoder, or pick a dense pipeline")
+        pipeline.dense.query_encoder = query_encoder
+    return pipeline
 
 
 def base_url(args: argparse.Namespace, loaded) -> str:
