@@ -4,8 +4,9 @@
 
 Embeds every chunking the lessons build (lessons 01-09, lesson 09's ablations included) and
 computes the MaxSim token vectors every re-ranking lesson reads: those of the default chunking
-(lessons 07-08), of lesson 09's re-ranked ablation (fixed windows within each heading path) and of
-every golden question, so every lesson re-ranks from disk, into
+(lessons 07-08, with lesson 07's int8 index of them), of lesson 09's re-ranked ablation (fixed
+windows within each heading path) and of every golden question, so every lesson re-ranks from
+disk, into
 COURSE_CACHE_DIR (default: .cache/). `--default-only` computes token vectors for the default
 chunking alone (a smaller, faster warm-up; lesson 09 then computes its ablations' vectors
 itself). Prints what it computed, how long it took and the size of each store.
@@ -101,6 +102,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  {name:<44}{len(chunks):>6,} chunks {time.perf_counter() - start:>7.1f} s", flush=True)
         if name == DEFAULT:
             print(f"    {rerank.token_store_size(chunks, reranker=reranker)}")
+            index = rerank.int8_token_index(chunks, reranker=reranker)  # lesson 07 judges it
+            print(f"    int8 token index: {index.size_bytes() / 1e6:,.1f} MB")
     start = time.perf_counter()
     asked = warm_questions(reranker)
     seconds_asked = time.perf_counter() - start
@@ -111,7 +114,7 @@ def main(argv: list[str] | None = None) -> int:
     # docs/TEACHING.md renders the warm-up's time and size from this record (`make readme`).
     record("warm_cache", runtime_s=round(seconds, 1), cache_mb=round(folder_size(root) / 1e6, 1),
            computed_mb=round((folder_size(root) - size_before) / 1e6, 1), default_only=args.default_only)
-    for kind in ("embeddings", "token_vectors", rerank.QUESTION_STORE):
+    for kind in ("embeddings", "token_vectors", "token_index", rerank.QUESTION_STORE):
         print(f"  {kind:<16}{folder_size(root / kind) / 1e6:>10,.1f} MB")
     print(f"  {'total':<16}{folder_size(root) / 1e6:>10,.1f} MB in {root}")
     return 0
