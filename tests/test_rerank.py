@@ -1,4 +1,9 @@
-"""Unit tests of course_lib.core.rerank: MaxSim, a real (tiny) cross-encoder, the offline fallback."""
+"""Unit tests of course_lib.core.rerank: MaxSim, a real (tiny) cross-encoder, the offline fallback.
+
+Every test that builds a re-ranker or uses the tiny model is marked `model`: they import torch,
+transformers and sentence-transformers, and the module-scoped fixtures do so before the per-test
+guard in conftest starts listening, so only the mark keeps them out of `make unit-fast`.
+"""
 from __future__ import annotations
 
 import socket
@@ -95,6 +100,7 @@ REAL_CHUNKS = [
 ]
 
 
+@pytest.mark.model
 @pytest.mark.parametrize("query, best", [
     ("How do I combine two file system paths into one?", 1),
     ("Which directive gives the day of the year?", 0),
@@ -109,6 +115,7 @@ def test_maxsim_reranker_ranks_the_relevant_chunk_first(maxsim_reranker, query, 
     assert hits[0].index == best and hits[0].score == pytest.approx(scores[best])
 
 
+@pytest.mark.model
 def test_maxsim_reranker_drops_special_tokens_and_normalises(maxsim_reranker):
     vectors = maxsim_reranker.token_vectors(["hello world"])[0]
     assert vectors.shape == (2, 384) and vectors.dtype == np.float16  # no [CLS], no [SEP]
@@ -117,6 +124,7 @@ def test_maxsim_reranker_drops_special_tokens_and_normalises(maxsim_reranker):
     assert maxsim_reranker.name == f"maxsim:{DEFAULT_EMBEDDER}"
 
 
+@pytest.mark.model
 def test_maxsim_reranker_caches_chunk_vectors(maxsim_reranker, monkeypatch):
     encoded = []
     real_encode = maxsim_reranker.encoder.encode
@@ -197,6 +205,7 @@ def test_token_store_size_predicts_what_is_stored(private_cache, monkeypatch):
 
 # --- CrossEncoderReranker on a real tiny model ----------------------------------------------
 
+@pytest.mark.model
 def test_cross_encoder_scores_one_finite_value_per_chunk(tiny_reranker, tiny_model):
     chunks = make_chunks(TEXTS)
     scores = tiny_reranker.score(QUERY, chunks)
@@ -206,6 +215,7 @@ def test_cross_encoder_scores_one_finite_value_per_chunk(tiny_reranker, tiny_mod
     assert tiny_reranker.score(QUERY, []).shape == (0,)
 
 
+@pytest.mark.model
 def test_cross_encoder_batching_does_not_change_scores(tiny_reranker):
     chunks = make_chunks(TEXTS)
     one = tiny_reranker.score(QUERY, chunks, batch_size=1)
@@ -213,6 +223,7 @@ def test_cross_encoder_batching_does_not_change_scores(tiny_reranker):
     np.testing.assert_allclose(one, eight, atol=1e-5)  # padding moves only the last bits
 
 
+@pytest.mark.model
 def test_rerank_orders_the_shortlist_by_cross_encoder_scores(tiny_reranker):
     chunks = make_chunks(TEXTS)
     fused = [Hit(i, 1.0 - i / 10) for i in range(len(TEXTS))]
@@ -249,6 +260,7 @@ def test_rerank_ties_keep_the_fused_order():
 
 # --- loading, errors and the fallback -------------------------------------------------------
 
+@pytest.mark.model
 def test_hub_name_offline_fails_fast_with_advice(monkeypatch, tmp_path):
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     attempts = []
@@ -266,6 +278,7 @@ def test_hub_name_offline_fails_fast_with_advice(monkeypatch, tmp_path):
     assert "MaxSimReranker" in message and "HF_HUB_OFFLINE" in message
 
 
+@pytest.mark.model
 def test_local_folder_without_a_model_says_what_is_missing(tmp_path):
     with pytest.raises(ModelLoadError, match="config.json"):
         CrossEncoderReranker(str(tmp_path))
@@ -281,6 +294,7 @@ def test_load_reranker_falls_back_to_maxsim(monkeypatch, tmp_path):
     assert isinstance(load_reranker("maxsim"), MaxSimReranker)
 
 
+@pytest.mark.model
 def test_load_reranker_uses_the_cross_encoder_from_the_hub_cache(monkeypatch, tmp_path, tiny_model):
     import shutil
 
@@ -297,6 +311,7 @@ def test_load_reranker_uses_the_cross_encoder_from_the_hub_cache(monkeypatch, tm
                                from_folder.score(QUERY, make_chunks(TEXTS)), atol=1e-6)
 
 
+@pytest.mark.model
 def test_load_reranker_by_folder(tiny_model):
     reranker = load_reranker(str(tiny_model))
     assert isinstance(reranker, CrossEncoderReranker) and reranker.name == str(tiny_model)
