@@ -96,6 +96,11 @@ def test_retriever_over_switches_parts_off(private_cache):
     assert both.vectors.shape[0] == 2 and both.base.retrievers[0].vectors is both.vectors
 
 
+def test_retriever_over_is_pipeline_over_under_the_lessons_name():
+    """One constructor for dense + BM25: the lessons' name is the same function, not a second one."""
+    assert pipelines.retriever_over == Pipeline.over
+
+
 @pytest.mark.parametrize("k", [0, -3])
 def test_k_below_one_is_a_value_error_for_every_pipeline(k):
     for pipeline in (Pipeline.over(CHUNKS, dense=False), Pipeline.over(CHUNKS, dense=False, reranker=Fixed(), top_n=3),

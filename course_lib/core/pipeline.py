@@ -83,8 +83,10 @@ class Pipeline:
              **options) -> Pipeline:
         """Dense and/or BM25 retrieval over `chunks` (fused when both): the one place both are built.
 
-        `query_encoder` and `cache_queries` go to the `DenseRetriever` (lesson 08: "onnx" embeds
-        queries on ONNX Runtime); `options` as in `Pipeline`.
+        Lesson 09's ablations switch one part off at a time (`dense=False`, `bm25=False`, a
+        `reranker`); the lessons call it by its other name, `retriever_over`. `query_encoder` and
+        `cache_queries` go to the `DenseRetriever` (lesson 08: "onnx" embeds queries on ONNX
+        Runtime); `options` (`reranker`, `top_n`, `rrf_k`, `parallel`...) as in `Pipeline`.
         """
         chunks = list(chunks)
         parts: list[Retriever] = []
@@ -280,14 +282,8 @@ def window_chunks_of(pages: Sequence[Page], *, within_heading_path: bool = False
     return dedupe(chunks)[0]
 
 
-def retriever_over(chunks: Sequence[Chunk], *, model: str | None = None, bm25: bool = True,
-                   dense: bool = True, reranker: Reranker | None = None, top_n: int = settings.RERANK_TOP_N,
-                   **options) -> Pipeline:
-    """The retrieval half of a pipeline over given chunks: dense and/or BM25 (fused by RRF when
-    both), optionally re-ranked. Lesson 09's ablations switch one part off at a time; `options`
-    (`rrf_k`, `candidates`, `parallel`...) go to `Pipeline`."""
-    return Pipeline.over(chunks, model=model, dense=dense, bm25=bm25, reranker=reranker, top_n=top_n,
-                         **options)
+# Lessons 04, 07, 09 and 10 and the benchmarks call it by this name: the same constructor, not a second one.
+retriever_over = Pipeline.over
 
 
 def reranker_for(model: str | None) -> Reranker:
@@ -300,22 +296,22 @@ def reranker_for(model: str | None) -> Reranker:
 
 @register("naive", "lesson 01: regex-stripped text, fixed 1,000-character chunks, dense search")
 def naive_pipeline(pages: Sequence[Page], *, model: str | None = None) -> Pipeline:
-    return retriever_over(naive_chunks(pages), model=model, bm25=False)
+    return Pipeline.over(naive_chunks(pages), model=model, bm25=False)
 
 
 @register("clean", "lesson 03: parsed text without boilerplate, the same fixed-size chunks")
 def clean_pipeline(pages: Sequence[Page], *, model: str | None = None) -> Pipeline:
-    return retriever_over(clean_fixed_chunks(pages), model=model, bm25=False)
+    return Pipeline.over(clean_fixed_chunks(pages), model=model, bm25=False)
 
 
 @register("structured", "lesson 04: whole blocks packed within one heading path, no context line")
 def structured_pipeline(pages: Sequence[Page], *, model: str | None = None) -> Pipeline:
-    return retriever_over(without_context(context_chunks(pages, model=model)), model=model, bm25=False)
+    return Pipeline.over(without_context(context_chunks(pages, model=model)), model=model, bm25=False)
 
 
 @register("context", "lesson 04: the same chunk bodies with title > heading path embedded")
 def context_pipeline(pages: Sequence[Page], *, model: str | None = None) -> Pipeline:
-    return retriever_over(context_chunks(pages, model=model), model=model, bm25=False)
+    return Pipeline.over(context_chunks(pages, model=model), model=model, bm25=False)
 
 
 def context_chunks(pages: Sequence[Page], *, model: str | None = None) -> list[Chunk]:
@@ -326,20 +322,20 @@ def context_chunks(pages: Sequence[Page], *, model: str | None = None) -> list[C
 
 @register("limited", "lesson 05: the context line counted and over-long blocks split: nothing over the limit")
 def limited_pipeline(pages: Sequence[Page], *, model: str | None = None) -> Pipeline:
-    return retriever_over(structured_chunks(pages, model=model), model=model, bm25=False)
+    return Pipeline.over(structured_chunks(pages, model=model), model=model, bm25=False)
 
 
 @register("bm25", "lesson 06: code-aware BM25 alone over the lesson 05 chunks")
 def bm25_pipeline(pages: Sequence[Page], *, model: str | None = None) -> Pipeline:
-    return retriever_over(structured_chunks(pages, model=model), dense=False)
+    return Pipeline.over(structured_chunks(pages, model=model), dense=False)
 
 
 @register("hybrid", f"lesson 06: dense + BM25 fused by reciprocal rank fusion (k = {settings.RRF_K})")
 def hybrid_pipeline(pages: Sequence[Page], *, model: str | None = None) -> Pipeline:
-    return retriever_over(structured_chunks(pages, model=model), model=model)
+    return Pipeline.over(structured_chunks(pages, model=model), model=model)
 
 
 @register("reranked", f"lesson 07: hybrid, then the top {settings.RERANK_TOP_N} re-ranked (MaxSim late "
                       "interaction offline; a cross-encoder if one is in the local hub cache)")
 def reranked_pipeline(pages: Sequence[Page], *, model: str | None = None) -> Pipeline:
-    return retriever_over(structured_chunks(pages, model=model), model=model, reranker=reranker_for(model))
+    return Pipeline.over(structured_chunks(pages, model=model), model=model, reranker=reranker_for(model))
