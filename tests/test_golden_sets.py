@@ -41,7 +41,7 @@ SETS = {
 # (scripts/golden_pool.py runs every pipeline, but only adds `also` places; see its test.)
 GOLDEN_SCRIPTS = ("golden_authoring.py", "golden_add.py", "golden_units.py")
 CHUNKER_MODULES = ("course_lib.core.naive", "course_lib.core.chunking", "course_lib.core.splitting",
-                   "course_lib.core.pipeline", "course_lib.extras.peers")
+                   "course_lib.core.pipeline", "course_lib.extras.peers", "course_lib.extras.peer_chunkers")
 
 
 @pytest.fixture(scope="module", params=list(SETS))

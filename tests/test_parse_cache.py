@@ -53,6 +53,23 @@ def test_changed_parser_code_parses_again(private_cache, monkeypatch):
     assert len(files(private_cache)) == 2
 
 
+def test_one_code_digest_keys_by_module_names_and_by_objects():
+    """The helper both the parse cache and lesson 10's peer cache key by."""
+    from course_lib.infra.json_cache import code_digest
+
+    def one():
+        return 1
+
+    def two():
+        return 2
+
+    assert code_digest(parse.PARSE_STACK) == code_digest(list(parse.PARSE_STACK))
+    assert code_digest(["course_lib.core.parse"]) != code_digest(["course_lib.core.walker"])
+    assert code_digest([one]) != code_digest([two]) and code_digest([one]) == code_digest([one])
+    with pytest.raises(OSError):
+        code_digest([len])  # a builtin has no source: its caller does not cache
+
+
 @pytest.mark.parametrize("damage", [b"not gzip at all", gzip.compress(b'{"parsed": 3, "skipped": []}'),
                                     gzip.compress(b'{"parsed": {"a.html": [["text"]]}, "skipped": []}')])
 def test_a_damaged_cache_file_is_parsed_again_with_one_warning(private_cache, caplog, damage):

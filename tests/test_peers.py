@@ -138,10 +138,11 @@ def test_settings_rows_name_the_pinned_versions_and_the_measured_window():
     assert all(r["version"] != "not installed" for r in rows.values())
 
 
-def test_the_cache_key_holds_the_peers_code_not_the_rest_of_the_module():
-    code = peers.peers_code()
-    assert "def docling_chunks" in code and "def trafilatura_chunks" in code
-    assert "def run_peer" not in code and "def settings_rows" not in code
+def test_the_chunkers_are_one_module_and_the_cache_is_keyed_by_its_code():
+    """The peers' code is a whole module (`peer_chunkers`), hashed by the one `code_digest`."""
+    assert {p.chunk_page.__module__ for p in peers.PEERS.values()} == {"course_lib.extras.peer_chunkers"}
+    assert "course_lib.extras.peer_chunkers" in peers.CHUNKER_CODE
+    assert not any(isinstance(s, str) and s == "course_lib.extras.peers" for s in peers.CHUNKER_CODE)
 
 
 def counting_peer(monkeypatch, calls):
@@ -165,6 +166,18 @@ def test_a_peer_run_is_read_back_from_disk_and_timing_is_always_fresh(monkeypatc
     assert [c.body for c in again.chunks] == ["body of alpha", "body of bravo"] and again.window == WINDOW
     assert peers.pages_per_second("peer:count", pages, window=WINDOW) > 0 and len(calls) == 6  # timed now
     assert list((own_cache / "peers").glob("*.partial")) == []
+
+
+def test_edited_chunker_code_chunks_again(monkeypatch, own_cache):
+    calls = []
+    counting_peer(monkeypatch, calls)
+    pages = [Page("a.html", "<p>alpha</p>")]
+    peers.run_peer("peer:count", pages, window=WINDOW)
+    peers._run_peer.cache_clear()
+    assert peers.run_peer("peer:count", pages, window=WINDOW).cached
+    peers._run_peer.cache_clear()
+    monkeypatch.setattr(peers, "code_digest", lambda sources: "edited")
+    assert not peers.run_peer("peer:count", pages, window=WINDOW).cached
 
 
 def test_changed_pages_or_no_cache_chunk_again_and_a_corrupt_file_is_not_fatal(monkeypatch, own_cache):

@@ -12,6 +12,7 @@ from __future__ import annotations
 import gzip
 import hashlib
 import importlib.util
+import inspect
 import json
 from collections.abc import Iterable
 from pathlib import Path
@@ -30,15 +31,35 @@ def cache_path(folder: str, name: str, parts: Iterable[str]) -> Path:
     return cache_dir() / folder / f"{name}-{digest.hexdigest()[:32]}.json.gz"
 
 
-def code_digest(modules: Iterable[str]) -> str:
-    """A digest of these modules' source files: part of a cache key, so an edited stage computes
-    again instead of serving what the old code produced."""
+def code_digest(sources: Iterable[str | object]) -> str:
+    """A digest of the code that produced a cached result: part of its key, so an edited stage
+    computes again instead of serving what the old code produced. The one way the course keys a
+    cache by code (the parse cache, lesson 10's peer cache).
+
+    Each source is a module's dotted name (its whole source file; "missing" when it cannot be
+    found) or a function, class or module object (its source as `inspect` reads it, which also
+    works for one defined in a notebook cell). An object whose source cannot be read raises
+    OSError: its caller computes without caching rather than key a result by nothing.
+    """
     digest = hashlib.sha256()
-    for name in modules:
-        spec = importlib.util.find_spec(name)
-        origin = spec.origin if spec else None
-        digest.update(name.encode() + b"\0" + (Path(origin).read_bytes() if origin else b"missing") + b"\0")
+    for source in sources:
+        name, code = _named_source(source)
+        digest.update(name.encode() + b"\0" + code + b"\0")
     return digest.hexdigest()
+
+
+def _named_source(source: str | object) -> tuple[str, bytes]:
+    """A source's name and code, as `code_digest` hashes them."""
+    if isinstance(source, str):
+        spec = importlib.util.find_spec(source)
+        origin = spec.origin if spec else None
+        return source, Path(origin).read_bytes() if origin else b"missing"
+    qualname = getattr(source, "__qualname__", getattr(source, "__name__", ""))
+    name = f"{getattr(source, '__module__', '')}.{qualname}"
+    try:
+        return name, inspect.getsource(source).encode("utf-8", "surrogatepass")
+    except TypeError as err:  # a builtin or an instance: no source of its own to key by
+        raise OSError(f"no source code for {source!r}") from err
 
 
 def read_json(path: Path):
