@@ -2,6 +2,7 @@
 and a cold `ask`, each against a baseline measured in the same run.
 
     python benchmarks/bench_serving.py [--questions N] [--top-n 30] [--skip-cold]
+        [--dims 128] [--residual-bits 1,2] [--residual-centroids N]
 
 On the first N dev questions of the golden set:
 
@@ -15,12 +16,16 @@ On the first N dev questions of the golden set:
     the in-memory LRU off: float16 store (baseline) against the int8 memory-mapped index,
     beside the hybrid search alone;
 (d) the token store of the default chunking: float16 against int8, and int8 after a projection
-    onto the corpus's leading principal directions (`--dims`, default 128), size and bytes per token;
-(e) float16 against each int8 index on the dev questions: how many top 5s change, and MRR of
-    both with `paired_comparison`'s verdict at the course's equivalence margin.
+    onto the corpus's leading principal directions (`--dims`, default 128; `--dims ""`: none),
+    and ColBERTv2-style centroid + residual indexes (`course_lib.infra.residual_index`), one per
+    `--residual-bits` (default none; `--residual-centroids`, default ColBERTv2's rule), size and
+    bytes per token;
+(e) float16 against each compressed index on the dev questions: how many top 5s change, and MRR
+    of both with `paired_comparison`'s verdict at the course's equivalence margin.
 
 The int8 index of the default chunking is built on first use from the float16 store (a minute
-when that store is warm; computing what it lacks when it is not).
+when that store is warm; computing what it lacks when it is not); a residual index fits its
+k-means centroids on a seeded sample of the tokens first (minutes on 2 cores).
 """
 from __future__ import annotations
 
@@ -46,6 +51,7 @@ from course_lib.evaluation.metrics import evaluate_rankings
 from course_lib.evaluation.verdicts import word
 from course_lib.infra import models, onnx_encoder
 from course_lib.infra.paths import GOLDEN_FILE, REPO_ROOT
+from course_lib.infra.residual_index import residual_token_index
 
 HERE = Path(__file__).resolve()
 
@@ -54,10 +60,11 @@ def dev_questions(n: int) -> list:
     return load_golden(GOLDEN_FILE, split="dev")[:n or None]
 
 
-def child(mode: str, n: int, top_n: int, dims: str = "") -> dict:
+def child(mode: str, n: int, top_n: int, dims: str = "", residual: str = "", centroids: str = "") -> dict:
     """Run this script in a fresh process in `mode` and return the JSON it prints last."""
     done = subprocess.run([sys.executable, str(HERE), "--child", mode, "--questions", str(n),
-                           "--top-n", str(top_n), "--dims", dims],
+                           "--top-n", str(top_n), "--dims", dims, "--residual-bits", residual,
+                           "--residual-centroids", centroids],
                           capture_output=True, text=True, cwd=REPO_ROOT)
     if done.returncode:
         print(done.stderr[-3000:], file=sys.stderr)
@@ -160,15 +167,15 @@ def bench_cold(question: str, n: int, top_n: int) -> None:
 
 # --- (c) re-ranking from disk, (d) sizes, (e) ranking changes -----------------------------------
 
-def rerank_from_disk(queries: list[str], top_n: int, dims: list[int]) -> dict:
-    """In a fresh process: hybrid search alone, re-rank from the float16 store, from each int8 index."""
+def rerank_from_disk(queries: list[str], top_n: int, dims: list[int], residual: list[int],
+                     centroids: int | None) -> dict:
+    """In a fresh process: hybrid search alone, re-rank from the float16 store, from each index."""
     chunks = structured_chunks(load_pages())
     hybrid = HybridRetriever([DenseRetriever(chunks, cache_queries=False), BM25Retriever(chunks)])
     half = MaxSimReranker(cache_size=0)
     rerankers = {"float16": half}
-    for width in [None, *dims]:
-        index = int8_token_index(chunks, reranker=half, dims=width)
-        rerankers[index_name(width)] = MaxSimReranker(cache_size=0, index=index)
+    for name, index in store_indexes(chunks, half, dims, residual, centroids, announce=False).items():
+        rerankers[name] = MaxSimReranker(cache_size=0, index=index)
     hybrid.search("warm-up query", k=top_n)
     for query in queries[:2]:  # warm-up: the code paths, not the chunks (every query has its own)
         hits = hybrid.search(query, k=top_n)
@@ -190,37 +197,61 @@ def index_name(width: int | None) -> str:
     return "int8" if width is None else f"int8, {width} principal dims"
 
 
-def bench_rerank(queries: list[str], n: int, top_n: int, dims: list[int]) -> None:
+def store_indexes(chunks, half: MaxSimReranker, dims: list[int], residual: list[int],
+                  centroids: int | None, *, announce: bool = True) -> dict:
+    """The compressed indexes judged, by name: int8, int8 after each projection, each residual
+    index (`residual_bits` bits a dimension); built if absent (saying how long it took), else reopened."""
+    builders = {index_name(width): lambda w=width: int8_token_index(chunks, reranker=half, dims=w)
+                for width in [None, *dims]}
+    builders |= {f"residual {bits}-bit": lambda b=bits: residual_token_index(chunks, reranker=half, bits=b,
+                                                                               centroids=centroids)
+                 for bits in residual}
+    indexes = {}
+    for name, build in builders.items():
+        start = time.perf_counter()
+        index = build()
+        if name.startswith("residual"):
+            name = f"{name}, {len(index.centroids)} centroids"
+        indexes[name] = index
+        if announce:
+            print(f"\n{name} index of the default chunking ready in {time.perf_counter() - start:.1f} s: "
+                  f"{index.folder}")
+    return indexes
+
+
+def bench_rerank(queries: list[str], n: int, top_n: int, dims: list[int], residual: list[int],
+                 centroids: int | None) -> None:
     """(c): the fresh process's figures, as ratios to the float16 store."""
-    times = child("rerank", n, top_n, ",".join(map(str, dims)))
+    times = child("rerank", n, top_n, ",".join(map(str, dims)), ",".join(map(str, residual)),
+                  str(centroids or ""))
     base = percentiles(times["float16"])[0]
     print(f"\n(c) re-rank of the top {top_n}, token vectors from disk, fresh process, "
           f"{len(queries)} questions, {machine()}")
-    print(f"  {'condition':<40}{'p50 ms':>9}{'p95 ms':>9}{'p50 / float16':>15}")
+    print(f"  {'condition':<52}{'p50 ms':>9}{'p95 ms':>9}{'p50 / float16':>15}")
     labels = {"hybrid": "hybrid search alone", "float16": "re-rank, float16 store (baseline)"}
     for name in times:
         label = labels.get(name, f"re-rank, {name} mmap index")
         p50, p95 = percentiles(times[name])
-        print(f"  {label:<40}{p50:>9.2f}{p95:>9.2f}{p50 / base:>14.2f}x")
+        print(f"  {label:<52}{p50:>9.2f}{p95:>9.2f}{p50 / base:>14.2f}x")
 
 
 def bench_sizes(chunks, half: MaxSimReranker, indexes: dict) -> None:
-    """(d): the default chunking's token store, float16 against each int8 index."""
+    """(d): the default chunking's token store, float16 against each compressed index."""
     size = token_store_size(chunks, reranker=half)
     print(f"\n(d) token store of the default chunking ({size.chunks:,} chunks, {size.tokens:,} tokens "
           f"x {size.width})")
-    print(f"  {'store':<40}{'MB':>9}{'bytes/token':>13}{'/ float16':>11}")
-    print(f"  {'float16 values (baseline)':<40}{size.bytes / 1e6:>9.1f}{2 * size.width:>13.1f}{1:>10.2f}x")
+    print(f"  {'store':<52}{'MB':>9}{'bytes/token':>13}{'/ float16':>11}")
+    print(f"  {'float16 values (baseline)':<52}{size.bytes / 1e6:>9.1f}{2 * size.width:>13.1f}{1:>10.2f}x")
     for name, index in indexes.items():
-        label = f"{name} + float32 scale, files on disk"
-        print(f"  {label:<40}{index.size_bytes() / 1e6:>9.1f}"
+        label = f"{name}{'' if name.startswith('residual') else ' + float32 scale'}, files on disk"
+        print(f"  {label:<52}{index.size_bytes() / 1e6:>9.1f}"
               f"{index.bytes_per_token():>13.1f}{index.size_bytes() / size.bytes:>10.2f}x")
     print(f"  float16 store on disk now (every chunking it has seen): {size.stored_chunks:,} chunks, "
           f"{size.stored_bytes / 1e6:,.1f} MB")
 
 
 def bench_rankings(questions: list, chunks, half: MaxSimReranker, indexes: dict, top_n: int) -> None:
-    """(e): top-5 changes and MRR, float16 (A) against each int8 index (B), on the dev questions."""
+    """(e): top-5 changes and MRR, float16 (A) against each compressed index (B), on the dev questions."""
     hybrid = retriever_over(chunks)
     rerankers = {"float16": half} | {name: MaxSimReranker(index=index) for name, index in indexes.items()}
     rankings: dict[str, list] = {name: [] for name in rerankers}
@@ -234,7 +265,8 @@ def bench_rankings(questions: list, chunks, half: MaxSimReranker, indexes: dict,
             changed[name] += top5["float16"] != top5[name]
     runs = {name: evaluate_rankings(questions, found, chunks, name=f"MaxSim {name}")
             for name, found in rankings.items()}
-    print(f"\n(e) float16 against the int8 indexes, {len(questions)} dev questions, top {top_n} re-ranked")
+    print(f"\n(e) float16 against the compressed indexes, {len(questions)} dev questions, "
+          f"top {top_n} re-ranked")
     for name in indexes:
         c = paired_comparison(runs["float16"], runs[name], metric="mrr")
         share = 1 - changed[name] / max(len(questions), 1)
@@ -247,21 +279,16 @@ def bench_rankings(questions: list, chunks, half: MaxSimReranker, indexes: dict,
               f"TOST p = {e.p_value:.3g}; verdict: {word(c)}")
 
 
-def bench_store(questions: list, top_n: int, dims: list[int]) -> None:
-    """(c), (d) and (e): build the int8 indexes (if absent), then measure."""
+def bench_store(questions: list, top_n: int, dims: list[int], residual: list[int],
+                centroids: int | None) -> None:
+    """(c), (d) and (e): build the compressed indexes (if absent), then measure."""
     chunks = structured_chunks(load_pages())
     half = MaxSimReranker()
-    indexes = {}
-    for width in [None, *dims]:
-        start = time.perf_counter()
-        name = index_name(width)
-        indexes[name] = int8_token_index(chunks, reranker=half, dims=width)
-        print(f"\n{name} index of the default chunking ready in {time.perf_counter() - start:.1f} s: "
-              f"{indexes[name].folder}")
+    indexes = store_indexes(chunks, half, dims, residual, centroids)
     hybrid = retriever_over(chunks)
     for q in questions:  # the float16 store holds every shortlisted chunk before the fresh process
         half.score(q.question, [chunks[h.index] for h in hybrid.search(q.question, k=top_n)])
-    bench_rerank([q.question for q in questions], len(questions), top_n, dims)
+    bench_rerank([q.question for q in questions], len(questions), top_n, dims, residual, centroids)
     bench_sizes(chunks, half, indexes)
     bench_rankings(questions, chunks, half, indexes, top_n)
 
@@ -270,7 +297,12 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--questions", type=int, default=60, help="dev questions (default 60; 0: all)")
-    parser.add_argument("--dims", default="128", help="comma-separated projection widths for (d), (e)")
+    parser.add_argument("--dims", default="128",
+                        help='comma-separated projection widths for (d), (e) ("": none)')
+    parser.add_argument("--residual-bits", default="", help="comma-separated bits a dimension of residual "
+                                                             "indexes for (c), (d), (e) (default: none)")
+    parser.add_argument("--residual-centroids", default="",
+                        help="their k-means centroids (default: ColBERTv2's 2^floor(log2(16 sqrt(tokens))))")
     parser.add_argument("--top-n", type=int, default=settings.RERANK_TOP_N, help="shortlist re-ranked")
     parser.add_argument("--skip-encoders", action="store_true", help="skip (a)")
     parser.add_argument("--skip-cold", action="store_true", help="skip (b)")
@@ -278,12 +310,15 @@ def main() -> int:
     parser.add_argument("--child", choices=("cold", "rerank"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     questions = dev_questions(args.questions)
+    dims = [int(d) for d in args.dims.split(",") if d]
+    residual = [int(b) for b in args.residual_bits.split(",") if b]
+    centroids = int(args.residual_centroids) if args.residual_centroids else None
     texts = [q.question for q in questions]
     if args.child == "cold":
         print(json.dumps(cold_stages(texts[0])))
         return 0
     if args.child == "rerank":
-        print(json.dumps(rerank_from_disk(texts, args.top_n, [int(d) for d in args.dims.split(",") if d])))
+        print(json.dumps(rerank_from_disk(texts, args.top_n, dims, residual, centroids)))
         return 0
     print(f"bench_serving: {len(questions)} dev questions, {machine()}\n")
     if not args.skip_encoders:
@@ -291,7 +326,7 @@ def main() -> int:
     if not args.skip_cold:
         bench_cold(texts[0], args.questions, args.top_n)
     if not args.skip_store:
-        bench_store(questions, args.top_n, [int(d) for d in args.dims.split(",") if d])
+        bench_store(questions, args.top_n, dims, residual, centroids)
     print(f"\nload at the end: {machine()}")
     return 0
 
