@@ -180,3 +180,21 @@ def test_a_damaged_count_store_is_counted_again_with_one_warning(private_cache, 
     with caplog.at_level(logging.WARNING, logger="course_lib"):
         assert TokenCounter().count(TEXTS[0]) == expected
     assert any(str(stored) in r.getMessage() for r in caplog.records)
+
+
+def test_the_default_budget_is_a_property_of_the_counter(monkeypatch):
+    """Chunkers, the splitter and the chunk reports all take their default from `budget_of`."""
+    from course_lib.core import tokens
+
+    class OnlyCounts:
+        def count(self, text):
+            return len(text.split())
+
+    class StatesALimit(OnlyCounts):
+        limit = 12
+
+    assert WordCounter(limit=9).budget == tokens.budget_of(WordCounter(limit=9)) == 9
+    assert tokens.budget_of(StatesALimit()) == 12
+    monkeypatch.setattr(tokens.models, "max_input_tokens", lambda model=None: 77)
+    assert tokens.budget_of(OnlyCounts(), "some-model") == 77
+

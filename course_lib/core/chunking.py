@@ -19,8 +19,7 @@ from dataclasses import dataclass
 from course_lib import settings
 from course_lib.core.packing import HEADING, BlockPacker, Key, Part, WindowPacker, parts_of, section_key
 from course_lib.core.splitting import split_sentences
-from course_lib.core.tokens import Counter, count_all, get_counter
-from course_lib.infra import models
+from course_lib.core.tokens import Counter, budget_of, count_all, get_counter
 from course_lib.records import Block, Chunk
 
 
@@ -50,11 +49,6 @@ def context_line(heading_path: Sequence[str], title: str = "") -> str:
 def _clean_text(block: Block) -> str:
     # Code keeps the indentation of its first line; other blocks lose stray edge whitespace.
     return block.text.strip("\n") if block.kind == "code" else block.text.strip()
-
-
-def _default_budget(counter: Counter, model: str | None) -> int:
-    """The embedder's real input limit: the counter's own when it has one, else the model's."""
-    return getattr(counter, "limit", None) or models.max_input_tokens(model)
 
 
 def _context_of(block: Block, title: str, context: bool) -> str:
@@ -94,7 +88,7 @@ def chunk_blocks(
     count and any split. The walk's state lives in a `packing.BlockPacker`.
     """
     counter = counter or get_counter(model)
-    room = (budget if budget is not None else _default_budget(counter, model)) - margin
+    room = (budget if budget is not None else budget_of(counter, model)) - margin
     packer = BlockPacker(doc=doc, title=title, counter=counter, room=room, count_context=count_context,
                          split_long=split_long, overlap_blocks=overlap_blocks)
     pending: list[Part] = []  # heading lines waiting for the first block they name
@@ -151,7 +145,7 @@ def window_chunks(
     """
     counter = counter or get_counter(model)
     packer = WindowPacker(doc=doc, title=title, counter=counter,
-                          budget=budget if budget is not None else _default_budget(counter, model))
+                          budget=budget if budget is not None else budget_of(counter, model))
     key: Key | None = None
     for block in blocks:
         if within_heading_path and section_key(block) != key:
@@ -226,7 +220,7 @@ def chunk_report(
     Works on any chunk list (naive or structured), so lessons compare chunkers with one call.
     """
     counter = counter or get_counter(model)
-    limit = limit if limit is not None else _default_budget(counter, model)
+    limit = limit if limit is not None else budget_of(counter, model)
     sizes = count_all([c.text for c in chunks], counter)
 
     def summary(ns: list[int]) -> dict[str, float]:

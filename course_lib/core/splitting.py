@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from course_lib import settings
-from course_lib.core.tokens import Counter, get_counter
+from course_lib.core.tokens import Counter, budget_of, get_counter
 
 
 def embedded_text(context: str, body: str) -> str:
@@ -239,7 +239,7 @@ def split_block(
     sentences. A line, row or sentence too long on its own is cut by tokens (`Split.hard`).
     """
     counter = counter or get_counter()
-    budget = budget if budget is not None else counter.limit  # type: ignore[attr-defined]
+    budget = budget if budget is not None else budget_of(counter)
 
     def measure(body: str) -> int:
         return counter.count(embedded_text(context, body))

@@ -65,6 +65,12 @@ class TokenCounter:
         return models.max_input_tokens(self.name)
 
     @property
+    def budget(self) -> int:
+        """The tokens a chunk's embedded text may hold when no budget is given: the embedder's
+        whole window (`limit`), special tokens included, since every count includes them."""
+        return self.limit
+
+    @property
     def tokenizer_claim(self) -> int:
         """What the tokenizer claims the limit is (512 for MiniLM): not what the model reads."""
         return int(self.tokenizer.model_max_length)
@@ -206,6 +212,11 @@ class WordCounter:
     def __repr__(self) -> str:
         return f"WordCounter(limit={self.limit}, special={self.special})"
 
+    @property
+    def budget(self) -> int:
+        """A chunk's default budget: the whole stand-in window, as `TokenCounter.budget`."""
+        return self.limit
+
     def count(self, text: str) -> int:
         return len(text.split()) + self.special
 
@@ -213,6 +224,13 @@ class WordCounter:
 
     def count_many(self, texts: Iterable[str]) -> list[int]:
         return [self.count(t) for t in texts]
+
+
+def budget_of(counter: Counter, model: str | None = None) -> int:
+    """The default token budget of a chunk: the counter's `budget`. A stand-in counter that has
+    none gets its `limit`, else the model's real input limit (asked of the model, never typed)."""
+    budget = getattr(counter, "budget", None) or getattr(counter, "limit", None)
+    return int(budget) if budget else models.max_input_tokens(model)
 
 
 def count_all(texts: Sequence[str], counter: Counter) -> list[int]:

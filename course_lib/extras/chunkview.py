@@ -65,12 +65,11 @@ def repeated_prefix(previous: str, current: str, *, min_chars: int = settings.CH
 
 def _counter_and_limit(counter, limit: int | None):
     """The counter (default: the embedder's own) and the window: `limit`, else the counter's
-    (the model's real input limit, asked of the model, never typed)."""
-    if counter is None:
-        from course_lib.core.tokens import get_counter
+    budget (the model's real input limit, asked of the model, never typed)."""
+    from course_lib.core.tokens import budget_of, get_counter
 
-        counter = get_counter()
-    return counter, counter.limit if limit is None else limit
+    counter = counter if counter is not None else get_counter()
+    return counter, budget_of(counter) if limit is None else limit
 
 
 def chunk_rows(chunks: Sequence[Chunk | str], *, limit: int | None = None, counter=None) -> list[dict]:
