@@ -9,6 +9,17 @@ import hashlib
 from dataclasses import dataclass, field
 
 
+def text_digest(text: str) -> str:
+    """The sha256 hex digest of a text's UTF-8 bytes: the course's one text digest.
+
+    It keys the embedding cache and the shipped embeddings (`models.text_key`: those files hold
+    these values, so they must never change), drops duplicate chunks (`Chunk.content_hash`),
+    seals the parse cache and PostgreSQL's pages; a short key (token counts, boilerplate blocks)
+    is a prefix of it. Lone surrogates are hashed as they are (`surrogatepass`), not refused.
+    """
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
 @dataclass(frozen=True)
 class Page:
     """One HTML page of a corpus: its path relative to the corpus root and its decoded HTML."""
@@ -59,8 +70,8 @@ class Chunk:
 
     @property
     def content_hash(self) -> str:
-        """A sha256 of the embedded text, used to drop exact duplicates."""
-        return hashlib.sha256(self.text.encode("utf-8")).hexdigest()
+        """The digest of the embedded text (`text_digest`), used to drop exact duplicates."""
+        return text_digest(self.text)
 
 
 @dataclass(frozen=True)

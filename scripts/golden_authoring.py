@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import argparse
 import functools
-import hashlib
 import json
 import sys
 from pathlib import Path
@@ -38,6 +37,7 @@ from course_lib.evaluation.golden_checks import (
     visible_soup,
 )
 from course_lib.infra.files import atomic_write
+from course_lib.records import text_digest
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -74,7 +74,7 @@ def all_pages(corpus: Path) -> dict[str, str]:
     (keyed by each page's size and modification time), so repeated checks take seconds."""
     files = sorted(corpus.rglob("*.html"))
     stamp = "".join(f"{f}:{f.stat().st_size}:{f.stat().st_mtime_ns}" for f in files)
-    key = hashlib.sha256(stamp.encode()).hexdigest()
+    key = text_digest(stamp)
     cache = ROOT / ".cache" / "golden_authoring" / f"{key[:16]}.json"
     if cache.is_file():
         return json.loads(cache.read_text(encoding="utf-8"))

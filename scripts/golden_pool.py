@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import argparse
 import gzip
-import hashlib
 import json
 import random
 import subprocess
@@ -51,6 +50,7 @@ from course_lib.evaluation.judging import is_relevant
 from course_lib.extras.peers import PEERS, build_any
 from course_lib.infra.files import atomic_write
 from course_lib.infra.paths import DATA_DIR
+from course_lib.records import text_digest
 
 DEPTH = 10  # each system's top 10, as the pooling protocol says
 SETS = {"python": DATA_DIR / "golden" / "golden.jsonl", "pandas": DATA_DIR / "golden" / "pandas.jsonl"}
@@ -60,7 +60,7 @@ SEED = 20261201
 
 def item_key(doc: str, body: str) -> str:
     """A pooled item's name: its page and a hash of its normalised body (texts are not stored)."""
-    return f"{doc}#{hashlib.sha256(normalize(body).encode()).hexdigest()[:12]}"
+    return f"{doc}#{text_digest(normalize(body))[:12]}"
 
 
 def systems() -> list[str]:

@@ -101,3 +101,20 @@ def test_the_extra_file_matches_its_checksum_and_adds_only_what_the_main_file_la
     assert file_sha256(shipped.EXTRA_FILE) == recorded
     main, extra = shipped.all_shipped(model_key, width=384)
     assert len(extra) > 5_000 and not set(extra.keys()) & set(main.keys())
+
+
+def test_the_one_text_digest_is_the_key_the_shipped_vectors_were_written_with():
+    """`records.text_digest` is the sha256 hex of the UTF-8 text: the shipped files and the disk
+    cache hold these values, so `models.text_key` (and every other text digest) must keep them."""
+    import hashlib
+
+    from course_lib.infra.models import text_key
+    from course_lib.records import Chunk, text_digest
+
+    assert text_digest("os.path.join(a, b)") == "f973e26d4a84d18b7d2398ae3ad2c154c4e5c0b89770df7fcd6708eb6b28739e"
+    for text in ("", "café ☕", "line one\n\nline two", "\x00 controls \u200b"):
+        assert text_digest(text) == text_key(text) == hashlib.sha256(text.encode("utf-8")).hexdigest()
+    chunk = Chunk("a#0", "a", "body", context="Page > Section")
+    assert chunk.content_hash == text_digest(chunk.text)
+    assert len(text_digest("\ud800")) == 64  # a lone surrogate is hashed, not refused
+

@@ -182,6 +182,13 @@ def test_a_damaged_count_store_is_counted_again_with_one_warning(private_cache, 
     assert any(str(stored) in r.getMessage() for r in caplog.records)
 
 
+def test_the_count_store_is_keyed_by_a_prefix_of_the_one_text_digest():
+    from course_lib.core import tokens
+    from course_lib.records import text_digest
+
+    assert tokens._text_key("os.path.join") == text_digest("os.path.join")[:24]
+
+
 def test_the_default_budget_is_a_property_of_the_counter(monkeypatch):
     """Chunkers, the splitter and the chunk reports all take their default from `budget_of`."""
     from course_lib.core import tokens

@@ -1,7 +1,6 @@
 """Boilerplate, by structure (CSS selectors for page furniture) and by frequency across a corpus."""
 from __future__ import annotations
 
-import hashlib
 import re
 from collections import Counter
 from collections.abc import Iterable, Mapping
@@ -13,7 +12,7 @@ from bs4.element import Tag
 
 from course_lib import settings
 from course_lib.core.html_parts import collapse
-from course_lib.records import Block
+from course_lib.records import Block, text_digest
 
 # Page furniture, removed by structure before any text is read. docutils >= 0.18 writes
 # footnotes, "Abstract" topics and sidebars as <aside>: those are content and are kept.
@@ -103,7 +102,7 @@ def _remove(root: Tag, selectors: tuple[str, ...]) -> int:
 
 def block_key(text: str) -> str:
     """A short hash of a block's normalised text (case-folded, whitespace collapsed)."""
-    return hashlib.blake2b(collapse(text).casefold().encode("utf-8"), digest_size=8).hexdigest()
+    return text_digest(collapse(text).casefold())[:16]
 
 
 def _pages(pages_blocks: Mapping[str, list[Block]] | Iterable[list[Block]]) -> list[list[Block]]:

@@ -18,7 +18,6 @@ the nesting depth for list items and definitions, 0 otherwise.
 """
 from __future__ import annotations
 
-import hashlib
 import inspect
 import json
 import logging
@@ -45,7 +44,7 @@ from course_lib.infra.errors import ParseError, ParserFailures
 from course_lib.infra.json_cache import cache_path, code_digest, read_json, write_json
 from course_lib.infra.safe_text import CONTROLS
 from course_lib.infra.vector_cache import warn_once
-from course_lib.records import Block, Page
+from course_lib.records import Block, Page, text_digest
 
 log = logging.getLogger("course_lib.parse")
 # Tried in order; the first that matches is the page's main content, else the whole <body>.
@@ -252,8 +251,7 @@ def parse_pages(pages: Sequence[Page], **options) -> tuple[dict[str, list[Block]
              repr(sorted(options.items()))]
     parts += [text for page in pages for text in (page.path, page.html)]
     path = cache_path("parsed", "corpus", parts)
-    hashes = {page.path: hashlib.sha256(page.html.encode("utf-8", "surrogatepass")).hexdigest()
-              for page in pages}
+    hashes = {page.path: text_digest(page.html) for page in pages}
     stored = _read_parsed(path, hashes)
     if stored is not None:
         return stored
@@ -271,7 +269,7 @@ def _seal(path: Path, entry: dict) -> str:
     """The sha256 of an entry's name, its pages' hashes and everything it stores."""
     body = json.dumps([path.name, entry.get("pages"), entry.get("parsed"), entry.get("skipped")],
                       sort_keys=True)
-    return hashlib.sha256(body.encode("utf-8", "surrogatepass")).hexdigest()
+    return text_digest(body)
 
 
 _Parsed = tuple[dict[str, list[Block]], list[tuple[str, str]]]

@@ -8,7 +8,6 @@ tokens included, with no truncation, so a count says exactly how much of a text 
 from __future__ import annotations
 
 import atexit
-import hashlib
 from collections.abc import Iterable, Sequence
 from functools import cached_property, lru_cache
 from pathlib import Path
@@ -21,6 +20,7 @@ from course_lib import settings
 from course_lib.infra import models
 from course_lib.infra.json_cache import cache_path, read_json, write_json
 from course_lib.infra.vector_cache import warn_once
+from course_lib.records import text_digest
 
 
 class Counter(Protocol):
@@ -173,11 +173,13 @@ class TokenCounter:
         return text[:lo].rstrip()  # as the offsets would: trailing spaces are no token
 
 
-_COUNTS_FORMAT = "token-counts-1"
+_COUNTS_FORMAT = "token-counts-2"  # 2: keyed by a prefix of `text_digest` (1: by blake2b)
 
 
 def _text_key(text: str) -> str:
-    return hashlib.blake2b(text.encode("utf-8"), digest_size=12).hexdigest()
+    """A text's key in the count store: 24 hex digits (96 bits) of its `text_digest`, short
+    because the store holds every chunk text lesson after lesson counts (about 450,000)."""
+    return text_digest(text)[:24]
 
 
 def _read_counts(path: Path) -> dict[str, int]:

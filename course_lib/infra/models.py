@@ -24,6 +24,7 @@ from course_lib.infra.files import hash_file_into
 from course_lib.infra.paths import cache_dir
 from course_lib.infra.shipped import all_shipped
 from course_lib.infra.vector_cache import VectorStore, warn_once
+from course_lib.records import text_digest
 
 DEFAULT_EMBEDDER = "all-MiniLM-L6-v2 (bundled)"
 # Set by the command line around a build: a long embedding then says up front how long it will take.
@@ -217,14 +218,15 @@ def model_id(name: str | None = None) -> str:
 
 
 def text_key(text: str) -> str:
-    """The cache key of one text: its sha256."""
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+    """The cache key of one text: its `text_digest` (sha256 hex), the key the disk cache and the
+    shipped embeddings (`infra.shipped`) were written with."""
+    return text_digest(text)
 
 
 def store_folder(kind: str, key: str, *, root: Path | None = None) -> Path:
     """The folder of one store (`kind`: "embeddings", "token_vectors"): readable name + key hash."""
     slug = re.sub(r"[^A-Za-z0-9_.-]+", "_", key)[:60]
-    digest = hashlib.sha256(key.encode("utf-8")).hexdigest()[:12]
+    digest = text_digest(key)[:12]
     return (root or cache_dir() / kind) / f"{slug}-{digest}"
 
 
