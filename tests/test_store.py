@@ -27,6 +27,7 @@ from course_lib.core.lexical import BM25Retriever, code_aware_tokens
 from course_lib.core.retrieve import DenseRetriever, Filter, HybridRetriever, rrf
 from course_lib.extras import postgres as st
 from course_lib.extras import postgres_server as server
+from course_lib.extras import postgres_sql as sql
 from course_lib.infra import errors
 from course_lib.records import Chunk
 
@@ -87,6 +88,15 @@ def test_index_is_idempotent(store):
     assert [c.id for c in store.chunks] == sorted((c.id for c in CORPUS), key=lambda i: (i.split("#")[0], i))
 
 
+def test_n_tokens_is_the_counters_count_of_the_embedded_text_not_a_chunks_meta(store):
+    """One memo of token counts: the store asks the embedder's counter, whatever meta a chunk carries."""
+    odd = Chunk("x.html#0", "x.html", "four words of body", title="x.html", heading_path=("x.html",),
+                context="x.html > Section", meta={"tokens": 1})
+    store.index([*CORPUS, odd])
+    stored = dict(store.conn.execute("SELECT chunk_id, n_tokens FROM chunks").fetchall())
+    assert stored == {c.id: HashEmbedder().count([c.text])[0] for c in [*CORPUS, odd]}
+
+
 def test_changed_page_replaced_and_removed_page_deleted(store):
     new = [c for c in CORPUS if c.doc == "library/os.html"] + page("tutorial/intro.html", "Rewritten.")
     report = store.index(new)
@@ -140,10 +150,18 @@ def test_sigkill_inside_a_page_transaction_leaves_every_page_old_or_new(url):
     conn.close()
 
 
+def test_a_page_hash_is_the_digest_of_its_chunks_digests_as_stored_before():
+    """The pages table holds these values: the one text digest must leave them as they were."""
+    chunks = [Chunk("a#0", "a", "alpha"), Chunk("a#1", "a", "beta", context="A > B")]
+    expected = hashlib.sha256("\n".join(hashlib.sha256(c.text.encode()).hexdigest() for c in chunks)
+                              .encode()).hexdigest()
+    assert st.page_hash(chunks) == expected
+
+
 def test_sql_in_the_question_is_only_text(store):
     before = store.conn.execute("SELECT count(*) FROM chunks").fetchone()[0]
     for query in ("'); DROP TABLE chunks; --", "x' OR '1'='1", "a & b | !c :* \\'"):
-        for lexical in st.LEXICAL:
+        for lexical in sql.LEXICAL:
             store.lexical = lexical
             assert isinstance(store.search(query, k=5), list)
     store.conn.execute("SELECT 1 FROM chunks LIMIT 1")
@@ -227,7 +245,7 @@ def test_filters_are_where_clauses(store):
         hits = store.search("year python os", k=10, where=where)
         assert all(where(store.chunks[h.index]) for h in hits)
         assert len(hits) == sum(map(where, store.chunks))  # every passing chunk matches some term
-    assert st.where_sql(None) == ("TRUE", {"f_doc": None, "f_prefix": None, "f_kinds": []})
+    assert sql.where_sql(None) == ("TRUE", {"f_doc": None, "f_prefix": None, "f_kinds": []})
     with pytest.raises(TypeError, match="Filter"):
         store.search("x", where=lambda chunk: True)
 

@@ -7,12 +7,12 @@ transaction per changed page); `Store.search(query)` fuses exact (or HNSW) dense
 course's BM25 by RRF in a single query, filters with `WHERE`, then re-ranks in Python the
 shortlist `Pipeline.search` would: the in-memory final pipeline, stage for stage. `lexical="ts_rank"`
 swaps BM25 for PostgreSQL's own full-text ranking (lesson 11's second step). The SQL (BM25 from a
-postings table, HNSW, full-text, RRF) is written out by hand: it is what the lesson teaches.
+postings table, HNSW, full-text, RRF) is written out by hand in `postgres_sql`: it is what the
+lesson teaches; this module opens the store, indexes pages and runs the searches.
 Vectors travel through pgvector-python (`register_vector`), not as hand-made literals.
 """
 from __future__ import annotations
 
-import hashlib
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -27,13 +27,23 @@ from course_lib.core.rerank import Reranker, rerank, shortlist_size
 from course_lib.core.retrieve import Filter
 from course_lib.core.tokens import get_counter
 from course_lib.extras.postgres_server import StaleIndexError, StoreError
+from course_lib.extras.postgres_sql import (
+    COLUMNS,
+    SCHEMA,
+    dense_sql,
+    fused_sql,
+    lexical_sql,
+    tsquery_literal,
+    tsvector_literal,
+    where_sql,
+)
 from course_lib.infra import models
-from course_lib.records import Chunk, Hit
+from course_lib.records import Chunk, Hit, text_digest
 
 
 class ModelEmbedder:
     """What turns text into vectors (`models.embed`, disk-cached) and names the model the index was
-    built with (`key`, `dim`); its tokenizer counts tokens."""
+    built with (`key`, `dim`); the model's shared `TokenCounter` (`get_counter`) counts tokens."""
 
     def __init__(self, model: str | None = None):
         self.model = model
@@ -47,87 +57,10 @@ class ModelEmbedder:
         return list(get_counter(self.model).count_many(texts))
 
 
-# ---------------------------------------------------------------------------------------------
-# Filters and tsvectors as SQL
-
-
-def where_sql(where: Filter | None) -> tuple[str, dict]:
-    """The WHERE condition over `c` that keeps what `where` (the in-memory retrievers' `Filter`)
-    keeps, and its parameters: values travel as parameters, never pasted into the SQL."""
-    if where is not None and not isinstance(where, Filter):
-        raise TypeError("Store.search needs where=Filter(...) (course_lib.core.retrieve): a Python "
-                        "function cannot run inside PostgreSQL")
-    where = where or Filter()
-    parts = ["TRUE"]
-    if where.doc is not None:
-        parts.append("c.doc = %(f_doc)s")
-    if where.path_prefix is not None:
-        parts.append("starts_with(c.doc, %(f_prefix)s)")
-    if where.kinds is not None:
-        parts.append("c.kinds && %(f_kinds)s::text[]")
-    return " AND ".join(parts), {"f_doc": where.doc, "f_prefix": where.path_prefix,
-                                 "f_kinds": list(where.kinds or ())}
-
-
-def _lexeme(term: str) -> str:
-    return "'" + term.replace("\\", "\\\\").replace("'", "''") + "'"
-
-
-def tsvector_literal(terms: Sequence[str]) -> str:
-    """A tsvector holding exactly these terms with their positions, bypassing PostgreSQL's parser.
-
-    `to_tsvector('simple', 'os.path.join %Y')` would re-split the text its own way (and turn
-    `%Y` into `y`); writing the lexemes ourselves keeps the course's code-aware terms, so full-text
-    search matches the same terms as BM25. Positions stop at 16383, PostgreSQL's maximum.
-    """
-    positions: dict[str, list[int]] = {}
-    for i, term in enumerate(terms, 1):
-        if not term or len(term.encode()) >= 2046:  # PostgreSQL refuses longer lexemes
-            continue
-        positions.setdefault(term, []).append(min(i, 16383))
-    return " ".join(f"{_lexeme(t)}:{','.join(map(str, p[:256]))}" for t, p in positions.items())
-
-
-def tsquery_literal(terms: Sequence[str]) -> str:
-    """An OR of the terms as a tsquery (like BM25, a chunk needs only one of them to match)."""
-    return " | ".join(_lexeme(t) for t in dict.fromkeys(terms) if t and len(t.encode()) < 2046)
-
-
 def page_hash(chunks: Sequence[Chunk]) -> str:
-    """What a page contributes to the index, hashed: its chunks' embedded texts, in order."""
-    return hashlib.sha256("\n".join(c.content_hash for c in chunks).encode()).hexdigest()
-
-
-# ---------------------------------------------------------------------------------------------
-# The store: pages, chunks (vector, terms, tsvectors) and BM25 postings
-
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS store_meta (key text PRIMARY KEY, value text NOT NULL);
-CREATE TABLE IF NOT EXISTS pages (
-    doc text PRIMARY KEY, content_hash text NOT NULL, n_chunks int NOT NULL,
-    indexed_at timestamptz NOT NULL DEFAULT now());
-CREATE TABLE IF NOT EXISTS chunks (
-    chunk_id text PRIMARY KEY,
-    doc text NOT NULL REFERENCES pages(doc) ON DELETE CASCADE,
-    seq int NOT NULL, section_id text, heading_path text[] NOT NULL, kinds text[] NOT NULL,
-    title text NOT NULL, context text NOT NULL, body text NOT NULL, embedded_text text NOT NULL,
-    n_tokens int NOT NULL, content_hash text NOT NULL,
-    embedding vector({dim}) NOT NULL, n_terms int NOT NULL, lexemes tsvector NOT NULL,
-    fts_english tsvector GENERATED ALWAYS AS (to_tsvector('english', embedded_text)) STORED);
-CREATE TABLE IF NOT EXISTS postings (
-    term text NOT NULL, chunk_id text NOT NULL REFERENCES chunks(chunk_id) ON DELETE CASCADE,
-    tf int NOT NULL);
-CREATE INDEX IF NOT EXISTS chunks_doc ON chunks (doc, seq);
-CREATE INDEX IF NOT EXISTS postings_term ON postings USING hash (term);
-CREATE INDEX IF NOT EXISTS postings_chunk ON postings (chunk_id);
-CREATE INDEX IF NOT EXISTS chunks_hnsw ON chunks USING hnsw (embedding vector_cosine_ops);
-CREATE INDEX IF NOT EXISTS chunks_lexemes ON chunks USING gin (lexemes);
-CREATE INDEX IF NOT EXISTS chunks_english ON chunks USING gin (fts_english);
-"""
-
-COLUMNS = ("chunk_id", "doc", "seq", "section_id", "heading_path", "kinds", "title", "context",
-           "body", "embedded_text", "n_tokens", "content_hash", "embedding", "n_terms", "lexemes")
-LEXICAL = ("bm25", "ts_rank", "english")
+    """What a page contributes to the index, hashed: its chunks' embedded texts, in order (the
+    `text_digest` of their digests, one a line; `verify` recomputes it inside the database's rows)."""
+    return text_digest("\n".join(c.content_hash for c in chunks))
 
 
 @dataclass
@@ -251,10 +184,10 @@ class Store:
                     inside_page: Callable[[str], None] | None) -> None:
         # Embedded before the transaction, to keep it short; float32 rows go through pgvector.
         vectors = np.asarray(self.embedder.embed([c.text for c in chunks]), dtype=np.float32)
-        # Chunkers record their token count; only chunks without one are tokenized here.
-        unknown = [c.text for c in chunks if not c.meta.get("tokens")]
-        counted = iter(self.embedder.count(unknown) if unknown else [])
-        counts = [c.meta.get("tokens") or next(counted) for c in chunks]
+        # Counted by the embedder's counter, the one memo of token counts: the chunker counted
+        # these texts through it, so nothing is tokenized again, and `n_tokens` is always the
+        # count of the embedded text (a chunk's meta["tokens"] may count its body alone).
+        counts = self.embedder.count([c.text for c in chunks])
         terms = [code_aware_tokens(c.text) for c in chunks]  # BM25's terms, as in memory
         rows = [(c.id, c.doc, seq, c.section_id, list(c.heading_path), list(c.kinds), c.title,
                  c.context, c.body, c.text, int(n), c.content_hash, v, len(t), tsvector_literal(t))
@@ -292,7 +225,7 @@ class Store:
             "(WHERE c.chunk_id IS NOT NULL) FROM pages p LEFT JOIN chunks c ON c.doc = p.doc "
             "GROUP BY p.doc, p.content_hash").fetchall()
         return [doc for doc, digest, hashes in rows
-                if hashlib.sha256("\n".join(hashes or []).encode()).hexdigest() != digest]
+                if text_digest("\n".join(hashes or [])) != digest]
 
     # --- search --------------------------------------------------------------------------
 
@@ -312,75 +245,24 @@ class Store:
         params.update(text=query, k1=float(self.k1), b=float(self.b))
         return condition, params
 
-    # The SQL below is assembled from fixed fragments (the filter's WHERE clause comes from
-    # `where_sql`, which binds every value); nothing a user types is formatted into it (S608).
-
     def dense(self, query: str, *, k: int = settings.EVAL_DEPTH, where: Filter | None = None) -> list[Hit]:
         """Dense search alone (HNSW, or exact), score = cosine similarity."""
         condition, params = self._query_params(query, where)
-        sql = (f"SELECT c.chunk_id, 1 - (c.embedding <=> %(vec)s::vector) FROM chunks c WHERE {condition} "  # noqa: S608
-               f"ORDER BY c.embedding <=> %(vec)s::vector LIMIT %(k)s")
-        return self._run(sql, {**params, "k": k})
+        return self._run(dense_sql(condition), {**params, "k": k})
 
     def lexical_search(self, query: str, *, k: int = settings.EVAL_DEPTH, where: Filter | None = None,
                        lexical: Literal["bm25", "ts_rank", "english"] | None = None) -> list[Hit]:
         """The lexical side alone (the store's own, or `lexical`), ties by page and order."""
         condition, params = self._query_params(query, where)
-        sql = self._lexical_sql(lexical or self.lexical, condition)
+        sql = lexical_sql(lexical or self.lexical, condition)
         return self._run(f"SELECT chunk_id, score FROM ({sql}) l", {**params, "n": k})  # noqa: S608
-
-    def _lexical_sql(self, lexical: str, condition: str) -> str:
-        if lexical == "bm25":
-            return self._bm25_sql(condition)
-        if lexical == "ts_rank":
-            doc, tsq = "c.lexemes", "%(tsq)s::tsquery"
-        elif lexical == "english":
-            # plainto_tsquery ANDs the words; OR them, as BM25 does, so partial matches count.
-            doc = "c.fts_english"
-            tsq = "replace(plainto_tsquery('english', %(text)s)::text, '&', '|')::tsquery"
-        else:
-            raise ValueError(f"lexical must be one of {', '.join(LEXICAL)}, not {lexical!r}")
-        # ts_rank counts matches, divided (normalization 1) by 1 + log(length); it has no idf.
-        return (f"SELECT c.chunk_id, ts_rank({doc}, {tsq}, 1) AS score, c.doc, c.seq FROM chunks c "  # noqa: S608
-                f"WHERE {doc} @@ {tsq} AND {condition} ORDER BY score DESC, c.doc COLLATE \"C\", c.seq "
-                f"LIMIT %(n)s")
-
-    @staticmethod
-    def _bm25_sql(condition: str) -> str:
-        """`BM25Retriever`'s scores in SQL: Lucene's idf from live document frequencies, each query
-        term's share added in the query's order (as the in-memory loop adds them), same floats."""
-        return f"""
-            SELECT c.chunk_id, sum(ln(1::float8 + (s.n - df.df + 0.5::float8) / (df.df + 0.5::float8))
-                       * (p.tf * (%(k1)s + 1) / (p.tf + %(k1)s * (1 - %(b)s + %(b)s * c.n_terms / s.avgdl)))
-                       ORDER BY q.pos) AS score, c.doc, c.seq
-            FROM unnest(%(terms)s::text[]) WITH ORDINALITY AS q(term, pos)
-            JOIN postings p ON p.term = q.term JOIN chunks c ON c.chunk_id = p.chunk_id
-            JOIN (SELECT term, count(*)::float8 AS df FROM postings WHERE term = ANY(%(terms)s::text[])
-                  GROUP BY term) df ON df.term = q.term
-            CROSS JOIN (SELECT count(*)::float8 AS n, sum(n_terms)::float8 / count(*) AS avgdl
-                        FROM chunks) s
-            WHERE {condition} GROUP BY c.chunk_id, c.doc, c.seq
-            ORDER BY score DESC, c.doc COLLATE "C", c.seq LIMIT %(n)s"""  # noqa: S608
 
     def fused(self, query: str, *, k: int = settings.EVAL_DEPTH, where: Filter | None = None) -> list[Hit]:
         """Dense and lexical top `candidates`, fused by RRF in one SQL query (no re-ranking). In
         float8, as `retrieve.rrf` adds: the same ranks give the same fused scores, bit for bit."""
         condition, params = self._query_params(query, where)
-        sql = f"""
-            WITH dense AS (
-                SELECT chunk_id, doc, seq,
-                       row_number() OVER (ORDER BY dist, doc COLLATE "C", seq) AS rank
-                FROM (SELECT c.chunk_id, c.doc, c.seq, c.embedding <=> %(vec)s::vector AS dist
-                      FROM chunks c WHERE {condition}
-                      ORDER BY c.embedding <=> %(vec)s::vector LIMIT %(n)s) d),
-            lexical AS (
-                SELECT chunk_id, doc, seq,
-                       row_number() OVER (ORDER BY score DESC, doc COLLATE "C", seq) AS rank
-                FROM ({self._lexical_sql(self.lexical, condition)}) l),
-            both_lists AS (SELECT * FROM dense UNION ALL SELECT * FROM lexical)
-            SELECT chunk_id, sum(1::float8 / (%(rrf_k)s + rank)) AS score FROM both_lists
-            GROUP BY chunk_id, doc, seq ORDER BY score DESC, doc COLLATE "C", seq LIMIT %(k)s"""  # noqa: S608
-        return self._run(sql, {**params, "n": max(k, self.candidates), "rrf_k": self.rrf_k, "k": k})
+        return self._run(fused_sql(self.lexical, condition),
+                         {**params, "n": max(k, self.candidates), "rrf_k": self.rrf_k, "k": k})
 
     def _run(self, sql: str, params: dict) -> list[Hit]:
         with self.conn.transaction():
