@@ -2,7 +2,7 @@
 import pytest
 
 from course_lib.core.pipeline import PIPELINES
-from course_lib.extras import peers
+from course_lib.extras import peer_chunkers, peers
 from course_lib.records import Page
 
 PAGE = """<html><body><nav><a href="/">Home</a> <a href="/api">API</a></nav>
@@ -85,7 +85,7 @@ def test_character_peers_are_bounded_by_the_windows_characters(name):
 def test_trafilatura_overlaps_by_lesson_01s_share_of_the_window():
     from course_lib import settings
 
-    assert peers.trafilatura_overlap(SMALL) == round(SMALL.chars * settings.NAIVE_OVERLAP_CHARS
+    assert peer_chunkers.trafilatura_overlap(SMALL) == round(SMALL.chars * settings.NAIVE_OVERLAP_CHARS
                                                      / settings.NAIVE_CHUNK_CHARS)
 
 
