@@ -12,7 +12,6 @@ produced its numbers.
 """
 from __future__ import annotations
 
-import hashlib
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -27,7 +26,7 @@ from course_lib.infra import models
 from course_lib.infra.errors import ModelLoadError
 from course_lib.infra.token_index import Int8TokenIndex
 from course_lib.infra.vector_cache import VectorStore
-from course_lib.records import Chunk, Hit
+from course_lib.records import Chunk, Hit, text_digest
 
 DEFAULT_CROSS_ENCODER = "cross-encoder/ms-marco-MiniLM-L-6-v2"
 MAXSIM = "maxsim"
@@ -292,7 +291,7 @@ def int8_token_index(chunks: Sequence[Chunk], *, reranker: MaxSimReranker | None
     """
     reranker = reranker or MaxSimReranker()
     keys = [models.text_key(c.text) for c in chunks]
-    texts_hash = hashlib.sha256("\n".join(keys).encode()).hexdigest()[:16]
+    texts_hash = text_digest("\n".join(keys))[:16]
     folder = models.store_folder("token_index", f"{models.model_id(reranker.model)}|max_tokens="
                                                 f"{reranker.max_tokens}|int8|dims={dims}|chunks={texts_hash}")
     found = Int8TokenIndex.open(folder)
