@@ -50,6 +50,7 @@ EMBED_ESTIMATE_MIN_TEXTS = 2000  # the command line says how long embedding this
 RESIDUAL_BITS = 2  # bits per dimension of a residual token index's codes (ColBERTv2 uses 1 or 2)
 RESIDUAL_SAMPLE = 131_072  # token vectors its centroids and buckets are fitted on (k-means on 2 cores)
 RESIDUAL_KMEANS_ITERATIONS = 4  # Lloyd iterations for its centroids (ColBERTv2's; 10 shrank the residual 2%)
+RESIDUAL_BUCKET_ITERATIONS = 15  # Lloyd-Max rounds refining its buckets past ColBERTv2's quantiles
 
 # --- evaluation (lesson 02) -------------------------------------------------------------------
 EVAL_DEPTH = 20  # rankings are judged to this depth: recall@20 and MRR@20

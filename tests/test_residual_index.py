@@ -60,14 +60,32 @@ def test_every_bucket_value_packs_and_unpacks_exactly(bits):
     assert (packed[:, 0] & (levels - 1) == codes[:, 0]).all()
 
 
-def test_buckets_are_equal_count_and_each_weight_lies_in_its_own_bucket():
+def test_colbertv2s_buckets_are_equal_count_and_each_weight_lies_in_its_own_bucket():
     residuals = np.random.default_rng(2).normal(size=(8000, WIDTH)).astype(np.float32)
-    cutoffs, weights = ri.fit_buckets(residuals, 2)
+    cutoffs, weights = ri.fit_buckets(residuals, 2, iterations=0)
     assert cutoffs.shape == (WIDTH, 3) and weights.shape == (WIDTH, 4)
     counts = np.stack([(residuals <= cutoffs[:, 0]).sum(0), (residuals > cutoffs[:, 2]).sum(0)])
     assert np.abs(counts - 2000).max() <= 2  # a quarter of the values in each outer bucket
     assert (weights[:, :-1] <= cutoffs).all() and (cutoffs <= weights[:, 1:]).all()
     assert np.allclose(cutoffs[:, 1], np.median(residuals, axis=0))
+
+
+def squared_error(values: np.ndarray, cutoffs: np.ndarray, weights: np.ndarray) -> float:
+    codes = (values[:, :, None] > cutoffs[None]).sum(axis=2)
+    return float(((values - weights[np.arange(values.shape[1])[None, :], codes]) ** 2).sum())
+
+
+@pytest.mark.parametrize("bits", ri.BITS)
+def test_lloyd_max_buckets_are_their_values_means_and_leave_less_error(bits):
+    values = np.random.default_rng(3).standard_t(4, size=(6000, 16)).astype(np.float32)  # heavy tails
+    cutoffs, weights = ri.fit_buckets(values, bits)
+    assert np.allclose(cutoffs, (weights[:, 1:] + weights[:, :-1]) / 2)  # halfway between weights
+    assert (np.diff(weights, axis=1) > 0).all()
+    codes = (values[:, :, None] > cutoffs[None]).sum(axis=2)
+    dim, bucket = 5, 2 ** bits // 2  # one bucket's weight is (nearly) the mean of what it holds
+    assert weights[dim, bucket] == pytest.approx(values[codes[:, dim] == bucket, dim].mean(), abs=0.02)
+    assert squared_error(values, cutoffs, weights) < 0.97 * squared_error(values, *ri.fit_buckets(values, bits,
+                                                                                                   iterations=0))
 
 
 def test_k_means_is_repeatable_and_lowers_the_squared_error(chunks_vectors):
@@ -113,7 +131,8 @@ def test_the_index_round_trips_as_memory_mapped_views(tmp_path, chunks_vectors, 
 
 def test_every_residual_is_read_back_from_its_own_bucket(tmp_path, chunks_vectors, keys):
     """The exact bound: a value in bucket c lies between cutoffs c-1 and c, and so does the value
-    it is read back as; so an inner bucket's error is at most its width."""
+    it is read back as (a bucket's mean, or its middle quantile); so an inner bucket's error is at
+    most its width."""
     index = ResidualTokenIndex.build(tmp_path / "index", keys, chunks_vectors, bits=2, centroids=64)
     cutoffs = np.load(tmp_path / "index" / "cutoffs.npy")
     rows = np.concatenate(chunks_vectors)
