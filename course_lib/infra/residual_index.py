@@ -26,6 +26,12 @@ are unit vectors; ColBERTv2 renormalises too), and MaxSim is the plain dot produ
 Decoding goes one byte at a time through a (bytes, 256, 8 / bits) lookup table, so a 30-chunk
 shortlist costs one gather and one matrix product per chunk.
 
+Measured on the default chunking (benchmarks/bench_serving.py --residual-bits 1,2, 205 dev
+questions, top 30 re-ranked, against float16's MRR 0.753): 2 bits, 59.7 MB, MRR 0.756
+(equivalent), top 5 unchanged for 155 of 205; 1 bit, 33.7 MB, MRR 0.730 (a loss), 102 of 205.
+So residual codes meet issue 27's size and MRR goals but not its 97% unchanged top 5s (int8,
+210.6 MB, keeps 204): MaxSim's top 5 among 30 near-tied chunks moves with small errors.
+
 Arrays are opened with `np.load(mmap_mode="r")` and the folder is written under a temporary name
 and renamed into place, as `token_index` does: a reader sees the old index or the whole new one.
 """
@@ -113,7 +119,7 @@ def fit_buckets(residuals: np.ndarray, bits: int, *,
     halfway between two weights), which lowers the squared error the buckets leave.
 
     ColBERTv2 stops at the quantiles (equal-count buckets read back as their medians). On the
-    default chunking the refinement kept the top 5 of 158 dev questions out of 205 at 2 bits
+    default chunking the refinement kept the top 5 of 155 dev questions out of 205 at 2 bits
     instead of 124 (bench_serving.py), for no bytes more; `iterations=0` gives ColBERTv2's buckets.
     """
     levels = 2 ** bits
