@@ -37,7 +37,6 @@ and renamed into place, as `token_index` does: a reader sees the old index or th
 """
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 import os
@@ -51,6 +50,7 @@ import numpy as np
 
 from course_lib import settings
 from course_lib.infra import models
+from course_lib.records import text_digest
 
 if TYPE_CHECKING:
     from course_lib.core.rerank import MaxSimReranker
@@ -302,7 +302,7 @@ def residual_token_index(chunks: Sequence[Chunk], *, reranker: MaxSimReranker,
     order. Pass it to `MaxSimReranker(index=...)`.
     """
     keys = [models.text_key(c.text) for c in chunks]
-    texts_hash = hashlib.sha256("\n".join(keys).encode()).hexdigest()[:16]
+    texts_hash = text_digest("\n".join(keys))[:16]
     folder = models.store_folder("token_index", f"{models.model_id(reranker.model)}|max_tokens="
                                                 f"{reranker.max_tokens}|residual|bits={bits}|centroids="
                                                 f"{centroids}|sample={settings.RESIDUAL_SAMPLE}|iterations="
