@@ -25,12 +25,18 @@ _spec.loader.exec_module(model_guard)
 model_guard.install(str(MODEL_IMPORT_LOG))
 
 
+def pytest_collection_finish(session):
+    """Imports made while collecting belong to no test: start the guard's log empty."""
+    MODEL_IMPORT_LOG.unlink(missing_ok=True)
+
+
 @pytest.fixture(autouse=True)
 def loads_no_model_unless_marked(request):
     """Fail a test not marked `model` that imported torch, transformers or sentence-transformers,
     here or in a subprocess (here only the first import is seen: run `-m "not model"`, as
-    `make unit-fast` does, to see them all)."""
-    MODEL_IMPORT_LOG.unlink(missing_ok=True)
+    `make unit-fast` does, to see them all). The log is cleared after each test and after
+    collection, never before a test: a module-scoped fixture is set up before this one, and what it
+    imports belongs to the test that asked for it."""
     yield
     found = MODEL_IMPORT_LOG.read_text(encoding="utf-8").split("\n") if MODEL_IMPORT_LOG.exists() else []
     MODEL_IMPORT_LOG.unlink(missing_ok=True)

@@ -18,6 +18,7 @@ def counter() -> TokenCounter:
     return get_counter()
 
 
+@pytest.mark.model
 def test_count_includes_special_tokens(counter):
     assert counter.count("hello world") == 4  # [CLS] hello world [SEP]
     assert counter.count("") == 2
@@ -70,6 +71,7 @@ def test_over_limit_returns_indices(counter):
     assert counter.over_limit(texts, limit=10) == [1, 3]
 
 
+@pytest.mark.model
 @pytest.mark.parametrize("n", [0, 1, 2, 3, 4, 10, 57, 256])
 def test_truncate_keeps_a_prefix_of_the_original(counter, n):
     text = "Tokenization of os.path in Python 3.11 is GREAT. " * 40
@@ -80,6 +82,7 @@ def test_truncate_keeps_a_prefix_of_the_original(counter, n):
         assert counter.count(head) == n  # every kept token is used
 
 
+@pytest.mark.model
 def test_truncate_examples(counter):
     assert counter.truncate("Tokenization is hard", 3) == "Token"
     assert counter.truncate("Tokenization is hard", 4) == "Tokenization"
@@ -136,6 +139,7 @@ def test_count_many_beyond_the_cache_size():
     assert len(small._cache) == 2
 
 
+@pytest.mark.model
 def test_truncate_without_offsets_gives_the_same_prefix(counter):
     text = "Tokenization of os.path in Python 3.11 is GREAT. " * 10
     for n in (2, 5, 40):
@@ -145,6 +149,7 @@ def test_truncate_without_offsets_gives_the_same_prefix(counter):
 TEXTS = ["def f(x):\n    return x", "A plain sentence of prose.", "| a | b |\n|---|---|\n| 1 | 2 |"]
 
 
+@pytest.mark.model
 def test_counts_kept_on_disk_are_read_back_without_tokenizing(private_cache, monkeypatch):
     first = TokenCounter()
     expected = [first.count(t) for t in TEXTS]
@@ -156,6 +161,7 @@ def test_counts_kept_on_disk_are_read_back_without_tokenizing(private_cache, mon
     assert TokenCounter(persist=False).count_many(TEXTS) == expected
 
 
+@pytest.mark.model
 def test_counts_from_two_processes_are_merged_not_lost(private_cache):
     one, two = TokenCounter(), TokenCounter()
     n_one, n_two = one.count(TEXTS[0]), two.count(TEXTS[1])
@@ -166,6 +172,7 @@ def test_counts_from_two_processes_are_merged_not_lost(private_cache):
     assert (third.count(TEXTS[0]), third.count(TEXTS[1])) == (n_one, n_two)
 
 
+@pytest.mark.model
 @pytest.mark.parametrize("damage", [b"not gzip", b'\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\x03+\xc9\xc8,V\x00\x00',
                                     "json"])
 def test_a_damaged_count_store_is_counted_again_with_one_warning(private_cache, caplog, damage):
