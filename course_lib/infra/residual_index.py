@@ -44,17 +44,24 @@ import shutil
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import numpy as np
 
 from course_lib import settings
 from course_lib.infra import models
-from course_lib.records import text_digest
+from course_lib.records import Chunk, text_digest
 
-if TYPE_CHECKING:
-    from course_lib.core.rerank import MaxSimReranker
-    from course_lib.records import Chunk
+
+class TokenVectorSource(Protocol):
+    """What the factory needs of a re-ranker (`core.rerank.MaxSimReranker` is one): its model, its
+    cut, and the chunks' token vectors. A protocol, so this storage module never imports the stage
+    above it."""
+
+    model: str | None
+    max_tokens: int
+
+    def token_vectors(self, texts: Sequence[str]) -> list[np.ndarray]: ...
 
 FILES = ("centroids.npy", "weights.npy", "cutoffs.npy", "ids.npy", "residuals.npy", "offsets.npy",
          "keys.json")
@@ -291,7 +298,7 @@ def write_folder(folder: Path, arrays: dict[str, np.ndarray], keys: list[str]) -
         shutil.rmtree(scratch, ignore_errors=True)
 
 
-def residual_token_index(chunks: Sequence[Chunk], *, reranker: MaxSimReranker,
+def residual_token_index(chunks: Sequence[Chunk], *, reranker: TokenVectorSource,
                          bits: int = settings.RESIDUAL_BITS,
                          centroids: int | None = None) -> ResidualTokenIndex:
     """The residual token-vector index of a chunking, built on first use (from the float16 store,
