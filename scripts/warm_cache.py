@@ -115,8 +115,8 @@ def main(argv: list[str] | None = None) -> int:
     record("warm_cache", runtime_s=round(seconds, 1), cache_mb=round(folder_size(root) / 1e6, 1),
            computed_mb=round((folder_size(root) - size_before) / 1e6, 1), default_only=args.default_only)
     for kind in ("embeddings", "token_vectors", "token_index", rerank.QUESTION_STORE):
-        print(f"  {kind:<16}{folder_size(root / kind) / 1e6:>10,.1f} MB")
-    print(f"  {'total':<16}{folder_size(root) / 1e6:>10,.1f} MB in {root}")
+        print(f"  {kind:<24}{folder_size(root / kind) / 1e6:>10,.1f} MB")
+    print(f"  {'total':<24}{folder_size(root) / 1e6:>10,.1f} MB in {root}")
     return 0
 
 
