@@ -285,13 +285,17 @@ def test_local_folder_without_a_model_says_what_is_missing(tmp_path):
 
 
 @pytest.mark.model
-def test_load_reranker_falls_back_to_maxsim(monkeypatch, tmp_path):
+def test_load_reranker_falls_back_to_maxsim(monkeypatch, tmp_path, private_cache):
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     reranker = load_reranker(None, cache_dir=str(tmp_path))  # an empty hub cache
     assert isinstance(reranker, MaxSimReranker)
     assert reranker.name.startswith("maxsim:")
     assert DEFAULT_CROSS_ENCODER in describe(reranker)
     assert isinstance(load_reranker("maxsim"), MaxSimReranker)
+    # A service's re-ranker encodes every question (lesson 08, the benchmarks): no question store.
+    assert load_reranker(None, cache_dir=str(tmp_path)).query_store is not None
+    assert load_reranker(None, cache_dir=str(tmp_path), persist_queries=False).query_store is None
+    assert load_reranker("maxsim", persist_queries=False).query_store is None
 
 
 @pytest.mark.model

@@ -351,13 +351,14 @@ def _in_hub_cache(name: str, cache_dir: str | None) -> bool:
 
 
 def load_reranker(name: str | None = None, *, cache_dir: str | None = None,
-                  device: str = "cpu") -> Reranker:
+                  device: str = "cpu", persist_queries: bool = True) -> Reranker:
     """The re-ranker a lesson uses: a cross-encoder when one is available, else MaxSim.
 
     None means ms-marco-MiniLM-L-6-v2 IF it is already in the local hub cache (nothing is
     downloaded), else `MaxSimReranker()`; "maxsim" asks for MaxSim; any other name or folder
     loads that cross-encoder and raises a clear error if it cannot. Print `.name` (or
-    `describe(reranker)`) next to re-ranked numbers.
+    `describe(reranker)`) next to re-ranked numbers. `persist_queries` goes to a MaxSim re-ranker
+    (False for a service, or a benchmark timing one).
     """
     if name is None:
         if _in_hub_cache(DEFAULT_CROSS_ENCODER, cache_dir):
@@ -366,9 +367,9 @@ def load_reranker(name: str | None = None, *, cache_dir: str | None = None,
                                             device=device, local_files_only=True)
             except ModelLoadError:
                 pass  # a partial or broken cache entry: the offline fallback still works
-        return MaxSimReranker()
+        return MaxSimReranker(persist_queries=persist_queries)
     if name == MAXSIM:
-        return MaxSimReranker()
+        return MaxSimReranker(persist_queries=persist_queries)
     return CrossEncoderReranker(name, cache_dir=cache_dir, device=device)
 
 
