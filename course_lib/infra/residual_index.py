@@ -39,9 +39,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
-import shutil
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Protocol
@@ -50,6 +47,7 @@ import numpy as np
 
 from course_lib import settings
 from course_lib.infra import models
+from course_lib.infra.token_index import stack_chunks, write_folder
 from course_lib.records import Chunk, text_digest
 
 
@@ -219,11 +217,7 @@ class ResidualTokenIndex:
         """
         if bits not in BITS:
             raise ValueError(f"bits must be one of {BITS}, not {bits}")
-        unique = dict(zip(keys, arrays, strict=True))
-        lengths = [len(a) for a in unique.values()]
-        width = next((a.shape[1] for a in unique.values() if np.ndim(a) == 2), 0)
-        stacked = np.concatenate([np.asarray(a, np.float32).reshape(-1, width) for a in unique.values()]) \
-            if unique else np.zeros((0, width), np.float32)
+        unique, stacked, offsets = stack_chunks(keys, arrays)
         if len(stacked) == 0:
             raise ValueError("a residual index needs at least one token vector to fit its centroids")
         picked = seeded_sample(stacked, sample, seed)
@@ -238,7 +232,7 @@ class ResidualTokenIndex:
         write_folder(Path(folder), {
             "centroids.npy": table, "weights.npy": weights, "cutoffs.npy": cutoffs,
             "ids.npy": ids.astype(np.uint16 if len(table) <= 2 ** 16 else np.int32), "residuals.npy": codes,
-            "offsets.npy": np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)}, list(unique))
+            "offsets.npy": offsets}, unique)
         return cls(folder)
 
     def __len__(self) -> int:
@@ -281,21 +275,6 @@ class ResidualTokenIndex:
     def bytes_per_token(self) -> float:
         """Bytes on disk per stored token (id, codes, and the shared tables spread over them)."""
         return self.size_bytes() / max(self.tokens(), 1)
-
-
-def write_folder(folder: Path, arrays: dict[str, np.ndarray], keys: list[str]) -> None:
-    """Write the arrays and keys.json into a temporary sibling of `folder`, then rename it into place."""
-    folder.parent.mkdir(parents=True, exist_ok=True)
-    scratch = Path(tempfile.mkdtemp(prefix=f".{folder.name}.", dir=folder.parent))
-    try:
-        for name, array in arrays.items():
-            np.save(scratch / name, array)
-        (scratch / "keys.json").write_text(json.dumps(keys))
-        if folder.exists():
-            shutil.rmtree(folder)
-        os.replace(scratch, folder)
-    finally:
-        shutil.rmtree(scratch, ignore_errors=True)
 
 
 def residual_token_index(chunks: Sequence[Chunk], *, reranker: TokenVectorSource,

@@ -66,6 +66,35 @@ def maxsim_int8(query_tokens: np.ndarray, codes: np.ndarray, scales: np.ndarray)
     return float((similarities * np.asarray(scales, np.float32)[None, :]).max(axis=1).sum())
 
 
+def stack_chunks(keys: Sequence[str], arrays: Sequence[np.ndarray],
+                 ) -> tuple[list[str], np.ndarray, np.ndarray]:
+    """(unique keys in order, every chunk's tokens as one float32 (tokens, width) array, the
+    offsets table: chunk i is rows offsets[i]:offsets[i + 1]). A key given twice is stored once."""
+    unique = dict(zip(keys, arrays, strict=True))
+    width = next((a.shape[1] for a in unique.values() if np.ndim(a) == 2), 0)
+    stacked = np.concatenate([np.asarray(a, np.float32).reshape(-1, width) for a in unique.values()]) \
+        if unique else np.zeros((0, width), np.float32)
+    offsets = np.concatenate([[0], np.cumsum([len(a) for a in unique.values()])]).astype(np.int64)
+    return list(unique), stacked, offsets
+
+
+def write_folder(folder: Path, arrays: dict[str, np.ndarray], keys: list[str]) -> None:
+    """Write the arrays (`name.npy`) and keys.json into a temporary sibling of `folder`, then rename
+    it into place: a concurrent reader sees the old index or the whole new one, never half."""
+    folder = Path(folder)
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    scratch = Path(tempfile.mkdtemp(prefix=f".{folder.name}.", dir=folder.parent))
+    try:
+        for name, array in arrays.items():
+            np.save(scratch / name, array)
+        (scratch / "keys.json").write_text(json.dumps(keys))
+        if folder.exists():
+            shutil.rmtree(folder)
+        os.replace(scratch, folder)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
 def fit_projection(rows: np.ndarray, dims: int, *, sample: int = settings.TOKEN_PROJECTION_SAMPLE,
                    seed: int = settings.SEED) -> tuple[np.ndarray, np.ndarray]:
     """(mean, projection): the mean row and the `dims` leading principal directions, as columns.
@@ -118,32 +147,16 @@ class Int8TokenIndex:
         Written into a temporary sibling folder and renamed, so a concurrent reader sees the old
         index or the whole new one. A key given twice is stored once.
         """
-        unique = dict(zip(keys, arrays, strict=True))
-        lengths = [len(a) for a in unique.values()]
-        width = next((a.shape[1] for a in unique.values() if np.ndim(a) == 2), 0)
-        stacked = np.concatenate([np.asarray(a, np.float32).reshape(-1, width) for a in unique.values()]) \
-            if unique else np.zeros((0, width), np.float32)
+        unique, stacked, offsets = stack_chunks(keys, arrays)
         mean = projection = None
         if dims is not None:
             mean, projection = fit_projection(stacked, dims)
             stacked = (stacked - mean) @ projection
         codes, scales = quantize(stacked)
-        folder = Path(folder)
-        folder.parent.mkdir(parents=True, exist_ok=True)
-        scratch = Path(tempfile.mkdtemp(prefix=f".{folder.name}.", dir=folder.parent))
-        try:
-            np.save(scratch / "codes.npy", codes)
-            np.save(scratch / "scales.npy", scales)
-            np.save(scratch / "offsets.npy", np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64))
-            (scratch / "keys.json").write_text(json.dumps(list(unique)))
-            if projection is not None:
-                np.save(scratch / "mean.npy", mean)
-                np.save(scratch / "projection.npy", projection)
-            if folder.exists():
-                shutil.rmtree(folder)
-            os.replace(scratch, folder)
-        finally:
-            shutil.rmtree(scratch, ignore_errors=True)
+        arrays = {"codes.npy": codes, "scales.npy": scales, "offsets.npy": offsets}
+        if projection is not None:
+            arrays |= {"mean.npy": mean, "projection.npy": projection}
+        write_folder(Path(folder), arrays, unique)
         return cls(folder)
 
     def __len__(self) -> int:
