@@ -37,7 +37,6 @@ and renamed into place, as `token_index` does: a reader sees the old index or th
 """
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Sequence
 from pathlib import Path
@@ -47,7 +46,7 @@ import numpy as np
 
 from course_lib import settings
 from course_lib.infra import models
-from course_lib.infra.token_index import stack_chunks, write_folder
+from course_lib.infra.token_index import ChunkIndex, stack_chunks, write_folder
 from course_lib.records import Chunk, text_digest
 
 
@@ -176,7 +175,7 @@ def unit(rows: np.ndarray) -> np.ndarray:
     return rows / np.maximum(norms, 1e-12)
 
 
-class ResidualTokenIndex:
+class ResidualTokenIndex(ChunkIndex):
     """An opened index: `vectors(key)` gives a chunk's decoded token vectors, `maxsim` scores them.
 
     Build one with `ResidualTokenIndex.build(folder, keys, arrays, bits=...)`; open an existing one
@@ -184,26 +183,20 @@ class ResidualTokenIndex:
     `MaxSimReranker(index=...)` and benchmarks/bench_serving.py use of `Int8TokenIndex`.
     """
 
+    FILES = FILES
+
     def __init__(self, folder: Path):
         self.folder = Path(folder)
         self.centroids = np.load(self.folder / "centroids.npy", allow_pickle=False).astype(np.float32)
         self.weights = np.load(self.folder / "weights.npy", allow_pickle=False)
         self.ids = np.load(self.folder / "ids.npy", mmap_mode="r", allow_pickle=False)
         self.residuals = np.load(self.folder / "residuals.npy", mmap_mode="r", allow_pickle=False)
-        self.offsets = np.load(self.folder / "offsets.npy", allow_pickle=False)
-        keys = json.loads((self.folder / "keys.json").read_text())
-        self.rows = {key: i for i, key in enumerate(keys)}
         self.bits = int(math.log2(self.weights.shape[1]))
         self.table = decode_table(self.weights, self.bits)
-        if len(self.offsets) != len(keys) + 1 or not self.offsets[-1] == len(self.ids) == len(self.residuals):
-            raise ValueError(f"{self.folder}: offsets do not match the keys and codes")
-
-    @classmethod
-    def open(cls, folder: Path) -> ResidualTokenIndex | None:
-        """The index in `folder`, or None when it is absent or incomplete."""
-        if not all((Path(folder) / name).is_file() for name in FILES):
-            return None
-        return cls(folder)
+        if len(self.residuals) != len(self.ids):
+            raise ValueError(f"{self.folder}: {len(self.ids)} centroid ids but "
+                             f"{len(self.residuals)} residual codes")
+        self._read_rows(len(self.ids))
 
     @classmethod
     def build(cls, folder: Path, keys: Sequence[str], arrays: Sequence[np.ndarray], *,
@@ -235,17 +228,10 @@ class ResidualTokenIndex:
             "offsets.npy": offsets}, unique)
         return cls(folder)
 
-    def __len__(self) -> int:
-        return len(self.rows)
-
-    def __contains__(self, key: str) -> bool:
-        return key in self.rows
-
     def slice(self, key: str) -> tuple[np.ndarray, np.ndarray]:
         """A chunk's centroid ids and packed residual codes: views into the memory maps."""
-        row = self.rows[key]
-        start, stop = int(self.offsets[row]), int(self.offsets[row + 1])
-        return self.ids[start:stop], self.residuals[start:stop]
+        rows = self.span(key)
+        return self.ids[rows], self.residuals[rows]
 
     def vectors(self, key: str) -> np.ndarray:
         """A chunk's token vectors decoded: centroid + bucket values, renormalised, float32."""
@@ -265,16 +251,6 @@ class ResidualTokenIndex:
         """The token vectors' width (every dimension is kept)."""
         return int(self.centroids.shape[1])
 
-    def tokens(self) -> int:
-        return int(len(self.ids))
-
-    def size_bytes(self) -> int:
-        """Bytes of the index's files on disk, the centroid table included."""
-        return sum((self.folder / name).stat().st_size for name in FILES)
-
-    def bytes_per_token(self) -> float:
-        """Bytes on disk per stored token (id, codes, and the shared tables spread over them)."""
-        return self.size_bytes() / max(self.tokens(), 1)
 
 
 def residual_token_index(chunks: Sequence[Chunk], *, reranker: TokenVectorSource,

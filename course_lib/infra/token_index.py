@@ -111,32 +111,71 @@ def fit_projection(rows: np.ndarray, dims: int, *, sample: int = settings.TOKEN_
     return mean.astype(np.float32), directions[:dims].T.astype(np.float32)
 
 
-class Int8TokenIndex:
+class ChunkIndex:
+    """What every token index here shares: a folder of arrays, `keys.json` (each chunk's text
+    hash in row order) and `offsets.npy` (chunk i's tokens are rows offsets[i]:offsets[i + 1]).
+    A subclass names its `FILES`, loads its arrays, then calls `_read_rows` with its token count."""
+
+    FILES: tuple[str, ...] = ("offsets.npy", "keys.json")
+
+    def _read_rows(self, tokens: int) -> None:
+        self.offsets = np.load(self.folder / "offsets.npy", allow_pickle=False)
+        keys = json.loads((self.folder / "keys.json").read_text())
+        self.rows = {key: i for i, key in enumerate(keys)}
+        if len(self.offsets) != len(keys) + 1 or self.offsets[-1] != tokens:
+            raise ValueError(f"{self.folder}: offsets do not match the keys and codes")
+
+    @classmethod
+    def open(cls, folder: Path):
+        """The index in `folder`, or None when it is absent or incomplete."""
+        if not all((Path(folder) / name).is_file() for name in cls.FILES):
+            return None
+        return cls(folder)
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def __contains__(self, key: str) -> bool:
+        return key in self.rows
+
+    def span(self, key: str) -> slice:
+        """The rows of a chunk's tokens."""
+        row = self.rows[key]
+        return slice(int(self.offsets[row]), int(self.offsets[row + 1]))
+
+    def files(self) -> tuple[str, ...]:
+        """The files this index is made of."""
+        return self.FILES
+
+    def tokens(self) -> int:
+        return int(self.offsets[-1])
+
+    def size_bytes(self) -> int:
+        """Bytes of the index's files on disk."""
+        return sum((self.folder / name).stat().st_size for name in self.files())
+
+    def bytes_per_token(self) -> float:
+        """Bytes on disk per stored token (its codes, and the tables, offsets and keys spread over them)."""
+        return self.size_bytes() / max(self.tokens(), 1)
+
+
+class Int8TokenIndex(ChunkIndex):
     """An opened index: `slice(key)` gives a chunk's (codes, scales) as memory-mapped views.
 
     Build one with `Int8TokenIndex.build(folder, keys, arrays)`; open an existing one with
     `Int8TokenIndex.open(folder)` (None when absent or incomplete).
     """
 
+    FILES = FILES
+
     def __init__(self, folder: Path):
         self.folder = Path(folder)
         self.codes = np.load(self.folder / "codes.npy", mmap_mode="r", allow_pickle=False)
         self.scales = np.load(self.folder / "scales.npy", mmap_mode="r", allow_pickle=False)
-        self.offsets = np.load(self.folder / "offsets.npy", allow_pickle=False)
         projected = all((self.folder / name).is_file() for name in PROJECTION_FILES)
         self.mean = np.load(self.folder / "mean.npy") if projected else None
         self.projection = np.load(self.folder / "projection.npy") if projected else None
-        keys = json.loads((self.folder / "keys.json").read_text())
-        self.rows = {key: i for i, key in enumerate(keys)}
-        if len(self.offsets) != len(keys) + 1 or self.offsets[-1] != len(self.codes):
-            raise ValueError(f"{self.folder}: offsets do not match the keys and codes")
-
-    @classmethod
-    def open(cls, folder: Path) -> Int8TokenIndex | None:
-        """The index in `folder`, or None when it is absent or incomplete."""
-        if not all((Path(folder) / name).is_file() for name in FILES):
-            return None
-        return cls(folder)
+        self._read_rows(len(self.codes))
 
     @classmethod
     def build(cls, folder: Path, keys: Sequence[str], arrays: Sequence[np.ndarray], *,
@@ -159,17 +198,10 @@ class Int8TokenIndex:
         write_folder(Path(folder), arrays, unique)
         return cls(folder)
 
-    def __len__(self) -> int:
-        return len(self.rows)
-
-    def __contains__(self, key: str) -> bool:
-        return key in self.rows
-
     def slice(self, key: str) -> tuple[np.ndarray, np.ndarray]:
         """A chunk's int8 codes and scales: views into the memory map, nothing copied."""
-        row = self.rows[key]
-        start, stop = int(self.offsets[row]), int(self.offsets[row + 1])
-        return self.codes[start:stop], self.scales[start:stop]
+        rows = self.span(key)
+        return self.codes[rows], self.scales[rows]
 
     def maxsim(self, query_tokens: np.ndarray, key: str) -> float:
         """MaxSim of a query's token vectors against a stored chunk, in the index's own space."""
@@ -186,14 +218,6 @@ class Int8TokenIndex:
         """The stored width: the vectors' own, or the projection's."""
         return int(self.codes.shape[1]) if self.codes.ndim == 2 else 0
 
-    def tokens(self) -> int:
-        return int(len(self.codes))
-
-    def size_bytes(self) -> int:
-        """Bytes of the index's files on disk."""
-        names = FILES + (PROJECTION_FILES if self.projection is not None else ())
-        return sum((self.folder / name).stat().st_size for name in names)
-
-    def bytes_per_token(self) -> float:
-        """Bytes on disk per stored token (codes, scale, and the offsets and keys spread over them)."""
-        return self.size_bytes() / max(self.tokens(), 1)
+    def files(self) -> tuple[str, ...]:
+        """The index's files, the projection's included when it has one."""
+        return FILES + (PROJECTION_FILES if self.projection is not None else ())
