@@ -69,7 +69,7 @@ def time_naive(chunks, queries: list[str]) -> list[float]:
 def time_service(service: SearchService, queries: list[str]) -> tuple[list[float], dict[str, list[float]]]:
     totals, stages = [], {stage: [] for stage in STAGES}
     for query in queries:
-        answer = service.search(query, k=5)
+        answer = service.answer(query, k=5)
         totals.append(answer.timings["total"])
         for stage in STAGES:
             if stage in answer.timings:

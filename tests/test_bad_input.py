@@ -638,10 +638,10 @@ def _rewrite_values(folder: Path, new_value) -> int:
 @pytest.mark.model
 def test_a_pickle_planted_in_the_shared_cache_never_runs(tmp_path, site, private_cache):
     question = ("ask", "Which directive gives the day of the month?", "--corpus", site, "--k", "3")
-    clean = run(*question)  # the final pipeline: embeddings and re-ranker token vectors, both cached
+    clean = run(*question)  # the final pipeline: embeddings, chunk and question token vectors, all cached
     assert clean.returncode == 0, clean.stderr
     stores, marker = _stores(private_cache), tmp_path / "owned"
-    assert sorted(stores) == ["embeddings", "token_vectors"]
+    assert sorted(stores) == ["embeddings", "question_token_vectors", "token_vectors"]
     for folder in stores.values():
         planter = diskcache.Cache(str(folder))  # another user's plain diskcache pickles what it is given
         for key in list(planter.iterkeys()):

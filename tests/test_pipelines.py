@@ -253,10 +253,10 @@ def test_served_and_evaluated_pipelines_rank_the_golden_questions_identically():
     pipeline = pipelines.retriever_over(pipelines.structured_chunks(pages), reranker=Fixed(), top_n=10)
     evaluated = evaluate_retriever(pipeline, dev, name="evaluated", k=20, progress=False)
     service = SearchService(pipeline)
-    answers = [service.search(q.question, k=20) for q in dev]
+    answers = [service.answer(q.question, k=20) for q in dev]
     served = evaluate_rankings(dev, [a.hits for a in answers], pipeline.chunks, name="served", k=20)
     assert [r.ranked_ids for r in served.results] == [r.ranked_ids for r in evaluated.results]
     assert served.recall_at(20) == evaluated.recall_at(20) and served.mrr == evaluated.mrr
     # ... and hit for hit, before the evaluation's tie-breaking re-sort
     assert all(a.hits == pipeline.search(q.question, k=20) for q, a in zip(dev[:10], answers, strict=False))
-    assert all(service.search(q.question, k=20).cached for q in dev[:3])
+    assert all(service.answer(q.question, k=20).cached for q in dev[:3])

@@ -90,7 +90,7 @@ def service(monkeypatch):
 
 
 def test_search_fuses_both_retrievers_and_times_each_stage(service):
-    answer = service.search("how do locks work", k=3)
+    answer = service.answer("how do locks work", k=3)
     assert answer.hits[0].index == 0 and not answer.cached
     assert set(STAGES) - {"rerank"} | {"total"} == set(answer.timings)  # no re-ranker, no stage
 
@@ -103,21 +103,21 @@ def test_a_reranking_service_times_every_stage(service):
             return np.zeros(len(chunks))
 
     service.reranker = Constant()
-    assert set(STAGES) | {"total"} == set(service.search("locks", k=2).timings)
+    assert set(STAGES) | {"total"} == set(service.answer("locks", k=2).timings)
 
 
 def test_the_service_wraps_a_pipeline_and_ranks_like_it(service):
     pipeline = service.pipeline
     for query in ("how do locks work", "error code", "queues"):
         for k in (1, 2, 3):
-            assert service.search(query, k=k).hits == pipeline.search(query, k=k)
-    assert serve.SearchService(pipeline).search("error code", k=3).hits == pipeline.search("error code", k=3)
+            assert service.answer(query, k=k).hits == pipeline.search(query, k=k)
+    assert serve.SearchService(pipeline).answer("error code", k=3).hits == pipeline.search("error code", k=3)
 
 
 @pytest.mark.parametrize("k", [0, -1])
 def test_k_below_one_is_an_error(service, k):
     with pytest.raises(ValueError, match="k must be"):
-        service.search("locks", k=k)
+        service.answer("locks", k=k)
 
 
 def test_ask_llm_is_offline_when_told(monkeypatch):
@@ -143,45 +143,45 @@ def test_the_ttl_cache_evicts_the_least_recently_used():
 
 
 def test_a_repeated_query_is_served_from_the_result_cache(service):
-    first = service.search("How do locks work?", k=2)
-    again = service.search("how do locks   work", k=2)
+    first = service.answer("How do locks work?", k=2)
+    again = service.answer("how do locks   work", k=2)
     assert again.cached and again.hits == first.hits
     assert service.calls == [["How do locks work?"]]
 
 
 def test_case_sensitive_format_codes_are_different_cache_entries(service):
-    service.search("What does %Y mean?", k=2)
-    assert not service.search("what does %y mean", k=2).cached
-    assert service.search("WHAT does %Y mean", k=2).cached
+    service.answer("What does %Y mean?", k=2)
+    assert not service.answer("what does %y mean", k=2).cached
+    assert service.answer("WHAT does %Y mean", k=2).cached
 
 
 def test_editing_returned_hits_does_not_edit_the_cache(service):
-    service.search("locks", k=3).hits.clear()
-    again = service.search("locks", k=3)
+    service.answer("locks", k=3).hits.clear()
+    again = service.answer("locks", k=3)
     assert again.cached and len(again.hits) == 3
 
 
 def test_different_filters_are_different_cache_entries(service):
-    service.search("locks", k=2)
-    filtered = service.search("locks", k=2, filters={"kinds": ["code"]})
+    service.answer("locks", k=2)
+    filtered = service.answer("locks", k=2, filters={"kinds": ["code"]})
     assert not filtered.cached and [h.index for h in filtered.hits] == [2]
-    assert service.search("locks", k=2, filters=Filter(kinds=("code",))).cached  # the same filter
-    assert service.search("locks", k=2, filters={}).cached  # no filter: the first search's entry
+    assert service.answer("locks", k=2, filters=Filter(kinds=("code",))).cached  # the same filter
+    assert service.answer("locks", k=2, filters={}).cached  # no filter: the first search's entry
 
 
 def test_expired_results_are_recomputed_but_the_query_vector_is_reused(service):
     now = [0.0]
     service.results = serve.TTLCache(10, ttl=5, clock=lambda: now[0])
-    service.search("locks", k=2)
+    service.answer("locks", k=2)
     now[0] = 10
-    assert not service.search("locks", k=2).cached
+    assert not service.answer("locks", k=2).cached
     assert service.calls == [["locks"]]  # the query-embedding cache still had it
 
 
 def test_parallel_and_sequential_give_the_same_ranking(monkeypatch, service):
     threaded = serve.SearchService(CHUNKS, vectors=VECTORS, candidates=3, parallel=True)
     assert threaded.pipeline.parallel and not service.pipeline.parallel  # sequential is the default
-    assert threaded.search("error code", k=3).hits == service.search("error code", k=3).hits
+    assert threaded.answer("error code", k=3).hits == service.answer("error code", k=3).hits
 
 
 def test_the_reranker_reorders_the_shortlist(service):
@@ -192,7 +192,7 @@ def test_the_reranker_reorders_the_shortlist(service):
             return np.array([len(c.body) for c in chunks], float)
 
     service.reranker = ByLength()
-    hits = service.search("locks", k=3).hits
+    hits = service.answer("locks", k=3).hits
     assert [h.index for h in hits] == [0, 1, 2] and hits[0].score == len("threads and locks")
 
 
@@ -220,6 +220,6 @@ def test_the_service_builds_dense_and_bm25_through_one_constructor_and_passes_th
     dense, bm25 = onnx.pipeline.retrievers
     assert isinstance(dense, DenseRetriever) and isinstance(bm25, BM25Retriever)
     assert (dense.query_encoder, dense.cache_queries) == ("onnx", False)
-    assert onnx.search("threads", k=1).hits[0].index == 0 and asked == ["onnx"]
+    assert onnx.answer("threads", k=1).hits[0].index == 0 and asked == ["onnx"]
     with pytest.raises(ValueError, match="query_encoder must be one of"):
         serve.SearchService(CHUNKS, vectors=VECTORS, query_encoder="tensorrt")

@@ -160,9 +160,11 @@ class SearchService:
                 self.query_vectors[key] = vector
         return vector
 
-    def search(self, query: str, *, k: int = settings.EVAL_DEPTH,
+    def answer(self, query: str, *, k: int = settings.EVAL_DEPTH,
                filters: Filter | Mapping[str, object] | None = None) -> Answer:
-        """Rank chunks for a query; a repeat of a (normalised) query and filter comes from the cache.
+        """Rank chunks for a query, as an `Answer` (the hits, the seconds per stage, whether it was
+        cached): named for what it returns, since a `Retriever`'s `search` returns the hits alone. A
+        repeat of a (normalised) query and filter comes from the cache.
 
         `filters` is a `Filter` or its keywords as a dict (`{"kinds": ["code"]}`); see `as_filter`.
         """
