@@ -32,6 +32,9 @@ WINDOW_TOKENS = 256  # lesson 05: the bundled MiniLM's real input limit (max_seq
 SPECIAL_TOKENS = 2  # lesson 05: [CLS] and [SEP], added to every text a BERT-style model reads
 TOKEN_COUNT_CACHE = 50_000  # lesson 05: texts whose token count is remembered
 TOKENIZE_BATCH = 1024  # lesson 05: texts tokenized per call
+WINDOW_CHARS_PERCENTILE = 5  # lesson 10: a character-counting library's bound is set at the characters
+#                             per token of the corpus's densest 5% of window-sized spans (tables,
+#                             code), not the mean, so 95% of such spans fit the window
 
 # --- retrieval (lessons 06, 07) ---------------------------------------------------------------
 BM25_K1 = 1.5  # lesson 06: rank_bm25's and Lucene's defaults ...

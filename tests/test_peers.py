@@ -1,4 +1,6 @@
 """The peer libraries as pipelines: registry kept apart, measured windows, nothing added, faithful offline stand-in."""
+from dataclasses import replace
+
 import pytest
 
 from course_lib.core.pipeline import PIPELINES
@@ -44,7 +46,7 @@ def test_unknown_peer_lists_the_known_ones():
 def test_the_window_is_measured_on_the_corpus_with_the_embedders_tokenizer():
     from course_lib.core.chunking import blocks_to_text
     from course_lib.core.pipeline import clean_corpus
-    from course_lib.core.tokens import chars_per_token, get_counter
+    from course_lib.core.tokens import chars_per_token, get_counter, low_chars_per_token
     from course_lib.infra import models
 
     pages = [Page("a.html", PAGE)]
@@ -54,7 +56,14 @@ def test_the_window_is_measured_on_the_corpus_with_the_embedders_tokenizer():
     assert window.tokens == models.max_input_tokens() and window.special == counter.count("")
     assert window.chars_per_token == chars_per_token(texts, counter=counter)
     assert window.content_tokens == window.tokens - window.special
-    assert window.chars == int(window.content_tokens * window.chars_per_token)
+    low = low_chars_per_token(texts, tokens=window.content_tokens, counter=counter)
+    assert window.low_chars_per_token == low  # the page is shorter than a window: the mean stands in
+    assert window.chars == int(window.content_tokens * low)
+
+
+def test_a_character_bound_is_set_at_the_low_rate_when_there_is_one():
+    assert WINDOW.chars == 254 * 3  # no low rate measured: the mean stands in
+    assert replace(WINDOW, low_chars_per_token=2.0).chars == 254 * 2
 
 
 @pytest.mark.parametrize("name", ["peer:langchain-header", "peer:langchain-semantic", UNSTRUCTURED,

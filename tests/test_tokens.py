@@ -5,7 +5,15 @@ import logging
 
 import pytest
 
-from course_lib.core.tokens import TokenCounter, WordCounter, chars_per_token, get_counter, truncation_demo
+from course_lib.core.tokens import (
+    TokenCounter,
+    WordCounter,
+    chars_per_token,
+    get_counter,
+    low_chars_per_token,
+    truncation_demo,
+    window_spans,
+)
 
 PROSE = (
     "A Python decorator wraps a function to add behaviour before or after it runs. "
@@ -96,6 +104,28 @@ def test_chars_per_token():
     assert chars_per_token(["hello world"], counter=counter) == pytest.approx(11 / 2)
     assert chars_per_token(["def f(x):\n    return x + 1"], counter=counter) == pytest.approx(26 / 10)
     assert chars_per_token(["a b c"], counter=WordCounter()) == pytest.approx(5 / 3)
+
+
+@pytest.mark.model
+def test_window_spans_are_the_characters_of_each_full_run_of_tokens(counter):
+    # "hello world " is two tokens, so 4 tokens span "hello world hello world" (23 characters)
+    assert window_spans(["hello world " * 5], tokens=4, counter=counter) == [23, 23]  # the 5th pair is a tail
+    assert window_spans(["hello world"], tokens=4, counter=counter) == []
+
+
+@pytest.mark.model
+def test_the_low_rate_is_set_by_the_densest_spans_not_the_mean(counter):
+    prose = PROSE * 20
+    code = "df.loc[df['a'] > 0, ['b', 'c']] = f(x[1:3], y={'k': 2})\n" * 20
+    mean = chars_per_token([prose, code], counter=counter)
+    low = low_chars_per_token([prose, code], tokens=64, counter=counter)
+    code_rate = low_chars_per_token([code], tokens=64, counter=counter, percentile=50)
+    assert low < mean and low == pytest.approx(code_rate, rel=0.05)  # the code's rate, not the average's
+    spans = window_spans([prose, code], tokens=64, counter=counter)
+    assert sum(s >= 64 * low for s in spans) >= 0.95 * len(spans)  # a bound at it keeps 95% of spans whole
+    # No text holds a whole window: the mean stands in rather than nothing.
+    assert low_chars_per_token(["hello world"], tokens=64, counter=counter) == chars_per_token(["hello world"],
+                                                                                              counter=counter)
 
 
 def test_word_counter():

@@ -253,6 +253,42 @@ def chars_per_token(texts: Sequence[str], *, counter: Counter | None = None) -> 
     return sum(len(t) for t in texts) / tokens if tokens else float("nan")
 
 
+def window_spans(texts: Sequence[str], *, tokens: int, counter: TokenCounter | None = None) -> list[int]:
+    """Characters spanned by each run of `tokens` consecutive content tokens, the texts cut into
+    such runs end to end (a shorter tail is left out: it is not a full window).
+
+    A character-counting splitter keeps chunks of some length in characters; these spans say how
+    many characters a window of tokens really holds, text by text, so a bound can be set where
+    dense text (tables, code) still fits, not only average prose.
+    """
+    counter = counter or get_counter()
+    spans: list[int] = []
+    for text in texts:
+        if getattr(counter.tokenizer, "is_fast", False):
+            offsets = counter.tokenizer(text, add_special_tokens=False, return_offsets_mapping=True,
+                                        verbose=False)["offset_mapping"]
+            spans += [offsets[end - 1][1] - offsets[end - tokens][0]
+                      for end in range(tokens, len(offsets) + 1, tokens)]
+            continue
+        rest = text  # a slow tokenizer has no offsets: cut window by window with `truncate`
+        while counter.count(rest) - counter.special_tokens > tokens:
+            head = counter.truncate(rest, tokens + counter.special_tokens)
+            spans.append(len(head.strip()))
+            rest = rest[len(head):]
+    return spans
+
+
+def low_chars_per_token(texts: Sequence[str], *, tokens: int, counter: TokenCounter | None = None,
+                        percentile: float = settings.WINDOW_CHARS_PERCENTILE) -> float:
+    """Characters per token of the densest `percentile` % of `tokens`-long spans of the texts: a
+    bound of `tokens` times this many characters keeps (100 - percentile) % of such spans inside
+    `tokens` tokens. Falls back to the mean (`chars_per_token`) when no text holds a whole span."""
+    spans = window_spans(texts, tokens=tokens, counter=counter)
+    if not spans:
+        return chars_per_token(texts, counter=counter)
+    return float(np.percentile(spans, percentile)) / tokens
+
+
 def truncation_demo(
     text: str, *, model: str | None = None, keep: int | None = None, replacement: str = ""
 ) -> float:

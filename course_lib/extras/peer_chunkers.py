@@ -31,13 +31,16 @@ SPLIT_HEADINGS = [(tag, tag) for tag in HEADING_TAGS[:4]]  # LangChain splits at
 @dataclass(frozen=True)
 class Window:
     """The embedder's window measured in the run: `tokens`, its real input limit (special tokens
-    included); `special`, the tokens it adds to every text; `chars_per_token`, the corpus's
-    characters per content token under its tokenizer; `model`, its name (None: the bundled one)."""
+    included); `special`, the tokens it adds to every text; `chars_per_token`, the corpus's mean
+    characters per content token under its tokenizer; `model`, its name (None: the bundled one);
+    `low_chars_per_token`, the rate of the corpus's densest window-sized spans
+    (`tokens.low_chars_per_token`; None: the mean stands in)."""
 
     tokens: int
     special: int
     chars_per_token: float
     model: str | None = None
+    low_chars_per_token: float | None = None
 
     @property
     def content_tokens(self) -> int:
@@ -46,9 +49,11 @@ class Window:
 
     @property
     def chars(self) -> int:
-        """The content tokens in characters at the corpus's rate: a character-counting library's
-        bound (a chunk denser in tokens than the corpus, code or a table, still passes the window)."""
-        return int(self.content_tokens * self.chars_per_token)
+        """The content tokens in characters at the rate of the corpus's densest spans: a
+        character-counting library's bound. At the mean rate, a chunk of code or a table (denser in
+        tokens than prose) would pass the window; at this one, all but the densest few fit."""
+        rate = self.chars_per_token if self.low_chars_per_token is None else self.low_chars_per_token
+        return int(self.content_tokens * rate)
 
 
 @dataclass(frozen=True)

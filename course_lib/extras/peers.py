@@ -52,17 +52,21 @@ __all__ = ["PEERS", "PeerRun", "Window", "build_any", "build_peer", "measure_win
 # --- the window, measured on the corpus -------------------------------------------------------
 
 def measure_window(pages: Sequence[Page], *, model: str | None = None) -> Window:
-    """The embedder's window and the characters per token of the pages' parsed text, measured now."""
+    """The embedder's window and the characters per token of the pages' parsed text (the mean, and
+    the rate of its densest window-sized spans, which sets a character-counting library's bound),
+    measured now."""
     return _measure_window(tuple(pages), model)
 
 
 @lru_cache(maxsize=4)
 def _measure_window(pages: tuple[Page, ...], model: str | None) -> Window:
-    from course_lib.core.tokens import chars_per_token, get_counter
+    from course_lib.core.tokens import chars_per_token, get_counter, low_chars_per_token
 
     counter = get_counter(model)
     texts = [blocks_to_text(page_blocks) for page_blocks in clean_corpus(pages)[0].values()]
-    return Window(counter.limit, counter.special_tokens, chars_per_token(texts, counter=counter), model)
+    content = counter.limit - counter.special_tokens
+    return Window(counter.limit, counter.special_tokens, chars_per_token(texts, counter=counter), model,
+                  low_chars_per_token(texts, tokens=content, counter=counter))
 
 
 # --- chunks and pipelines ---------------------------------------------------------------------
