@@ -13,7 +13,9 @@ produced its numbers.
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
@@ -24,6 +26,7 @@ import numpy as np
 from course_lib import settings
 from course_lib.infra import models
 from course_lib.infra.errors import ModelLoadError
+from course_lib.infra.onnx_encoder import unit_tokens
 from course_lib.infra.token_index import Int8TokenIndex
 from course_lib.infra.vector_cache import VectorStore
 from course_lib.records import Chunk, Hit, text_digest
@@ -163,6 +166,8 @@ class MaxSimReranker:
     the golden questions are re-ranked in five lessons, and encoding a question is most of a warm
     re-rank. A service facing an unbounded stream of new questions passes `persist_queries=False`,
     so it encodes each question as it must (lesson 08 times exactly that) and its store never grows.
+    A service that already ran the model over the question (the ONNX shared pass, see
+    `serve.SearchService`) hands its token vectors in with `given_query`, and none is encoded here.
     """
 
     def __init__(self, model: str | None = None, *, max_tokens: int | None = None,
@@ -180,6 +185,23 @@ class MaxSimReranker:
         self.store = open_token_store(model, max_tokens=self.max_tokens) if persist else None
         self.query_store = (open_token_store(model, max_tokens=self.max_tokens, kind=QUESTION_STORE)
                             if persist and persist_queries else None)
+        # Per context (thread, task), so concurrent answers never see each other's questions.
+        self._given: ContextVar[dict[str, np.ndarray] | None] = ContextVar(f"given-{id(self)}", default=None)
+
+    @contextmanager
+    def given_query(self, query: str, tokens: np.ndarray) -> Iterator[None]:
+        """Inside the block, `query` is scored with these token vectors instead of being encoded.
+
+        For a caller that already ran the model over the question (one forward pass gives the
+        dense vector and these tokens). They are neither stored nor kept in memory: they may come
+        from another runtime than the stores' PyTorch vectors, and they last one answer.
+        """
+        given = {**(self._given.get() or {}), models.text_key(query): tokens}
+        reset = self._given.set(given)
+        try:
+            yield
+        finally:
+            self._given.reset(reset)
 
     def _truncate(self, text: str) -> str:
         """Cut the text after the word piece that fills `max_tokens` (special tokens counted)."""
@@ -198,14 +220,9 @@ class MaxSimReranker:
         """
         outputs = self.encoder.encode([self._truncate(t) for t in texts], output_value=None,
                                       batch_size=batch_size, show_progress_bar=False)
-        found = []
-        for out in outputs:
-            ids, mask = out["input_ids"].cpu().numpy(), out["attention_mask"].cpu().numpy()
-            keep = (mask == 1) & ~np.isin(ids, self._special)
-            vectors = out["token_embeddings"].float().cpu().numpy()[keep]
-            norms = np.linalg.norm(vectors, axis=1, keepdims=True)
-            found.append((vectors / np.maximum(norms, 1e-12)).astype(dtype))
-        return found
+        return [unit_tokens(out["token_embeddings"].float().cpu().numpy(), out["input_ids"].cpu().numpy(),
+                            out["attention_mask"].cpu().numpy(), self._special, dtype=dtype)
+                for out in outputs]
 
     def token_vectors(self, texts: Sequence[str], *, batch_size: int = settings.RERANK_BATCH_SIZE,
                       persist: bool = True) -> list[np.ndarray]:
@@ -216,8 +233,12 @@ class MaxSimReranker:
         return self._vectors(texts, store=self.store, persist=persist, batch_size=batch_size)
 
     def query_vectors(self, query: str) -> np.ndarray:
-        """The question's unit token vectors (float16): from memory, else the question store (when
-        `persist_queries`), else encoded alone, as a service encodes a new question."""
+        """The question's unit token vectors (float16): those handed in by `given_query`, else from
+        memory, else the question store (when `persist_queries`), else encoded alone, as a service
+        encodes a new question."""
+        given = (self._given.get() or {}).get(models.text_key(query))
+        if given is not None:
+            return given
         return self._vectors([query], store=self.query_store, persist=True, batch_size=1)[0]
 
     def _vectors(self, texts: Sequence[str], *, store: VectorStore | None, persist: bool,

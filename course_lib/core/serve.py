@@ -6,6 +6,10 @@ serving needs:
 
     query-vector cache -> Pipeline.search (embed, BM25, dense, fuse, re-rank) -> result cache (TTL)
 
+With an ONNX query encoder and a MaxSim re-ranker, one forward pass over the question gives both
+its sentence vector and the token vectors the re-ranker scores with (the shared pass), so a new
+question runs the model once instead of twice.
+
 It contains no retrieval or fusion of its own, so what lesson 08 times is what lesson 09 scores.
 `build_prompt` assembles the top chunks with numbered sources for an LLM.
 """
@@ -15,6 +19,7 @@ import os
 import re
 import time
 from collections.abc import Callable, Mapping, Sequence
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 
 import cachetools
@@ -23,8 +28,9 @@ import numpy as np
 from course_lib import settings
 from course_lib.core.lexical import case_sensitive_spans
 from course_lib.core.pipeline import Pipeline
-from course_lib.core.rerank import Reranker
+from course_lib.core.rerank import MaxSimReranker, Reranker
 from course_lib.core.retrieve import Filter, make_filter
+from course_lib.infra import onnx_encoder
 from course_lib.records import Chunk, Hit
 
 __all__ = ["DOCS_URL", "Answer", "LRUCache", "SearchService", "TTLCache", "as_filter", "ask_llm",
@@ -114,6 +120,11 @@ class SearchService:
     the retrievers, before the top-k cut. `cache_results=False` and `cache_queries=False` switch
     off one speed-up each, and `parallel=True` runs the retrievers in threads (off by default:
     lesson 08 measured it slower on a laptop), so lesson 08 can measure what each is worth.
+
+    `query_encoder` ("torch", "onnx", "onnx-int8") embeds the question. With an ONNX encoder and a
+    `MaxSimReranker` over the same model, `shared_pass=True` (the default) takes the re-ranker's
+    question token vectors from the forward pass that embeds the question, and caches both
+    together; `shared_pass=False` keeps the two passes, to measure what sharing is worth.
     """
 
     def __init__(self, chunks: Sequence[Chunk] | Pipeline, *, model: str | None = None,
@@ -122,7 +133,9 @@ class SearchService:
                  candidates: int = settings.FUSION_CANDIDATES, rrf_k: int = settings.RRF_K,
                  parallel: bool = False, query_encoder: str = "torch",
                  ttl: float = settings.RESULT_TTL_SECONDS, cache_queries: bool = True,
-                 cache_results: bool = True):
+                 cache_results: bool = True, shared_pass: bool = True):
+        if query_encoder not in onnx_encoder.ENCODERS:
+            raise ValueError(f"query_encoder must be one of {onnx_encoder.ENCODERS}, not {query_encoder!r}")
         if isinstance(chunks, Pipeline):
             self.pipeline = chunks
         else:
@@ -133,6 +146,7 @@ class SearchService:
                                           parallel=parallel)
         self.query_vectors = LRUCache(settings.QUERY_CACHE_SIZE) if cache_queries else None
         self.results = TTLCache(settings.RESULT_CACHE_SIZE, ttl=ttl) if cache_results else None
+        self.shared_pass = shared_pass
 
     @property
     def chunks(self) -> list[Chunk]:
@@ -150,15 +164,38 @@ class SearchService:
     def reranker(self, reranker: Reranker | None) -> None:
         self.pipeline.reranker = reranker
 
+    def shared_encoder(self) -> onnx_encoder.OnnxEncoder | None:
+        """The ONNX encoder whose one pass serves dense search and re-ranker, or None where the
+        two passes stay apart: `shared_pass=False`, a PyTorch encoder (its dense stage and
+        re-ranker keep their own caches), no dense stage, or no MaxSim re-ranker of the same model."""
+        dense, reranker = self.pipeline.dense, self.pipeline.reranker
+        if (not self.shared_pass or dense is None or dense.query_encoder == "torch"
+                or not isinstance(reranker, MaxSimReranker) or reranker.model != dense.model):
+            return None
+        return onnx_encoder.load_encoder(dense.model, encoder=dense.query_encoder)
+
+    def encode_query(self, query: str) -> tuple[np.ndarray | None, np.ndarray | None]:
+        """The query's vector and, on the shared pass, the re-ranker's token vectors for it (else
+        None), from memory when the same (normalised) query was seen before."""
+        key = normalize_query(query)
+        found = self.query_vectors.get(key) if self.query_vectors is not None else None
+        if found is None:
+            encoder = self.shared_encoder()
+            if encoder is None:
+                found = (self.pipeline.embed_query(query), None)
+            else:
+                both = encoder.encode_query(query)
+                # A re-ranker with a lower limit than the encoder would cut a long question
+                # elsewhere: then it encodes the question itself, as without sharing.
+                fits = both.pieces <= self.pipeline.reranker.max_tokens
+                found = (both.vector, both.tokens if fits else None)
+            if self.query_vectors is not None and found[0] is not None:
+                self.query_vectors[key] = found
+        return found
+
     def embed_query(self, query: str) -> np.ndarray | None:
         """The query's vector, from memory when the same (normalised) query was seen before."""
-        key = normalize_query(query)
-        vector = self.query_vectors.get(key) if self.query_vectors is not None else None
-        if vector is None:
-            vector = self.pipeline.embed_query(query)
-            if self.query_vectors is not None and vector is not None:
-                self.query_vectors[key] = vector
-        return vector
+        return self.encode_query(query)[0]
 
     def answer(self, query: str, *, k: int = settings.EVAL_DEPTH,
                filters: Filter | Mapping[str, object] | None = None) -> Answer:
@@ -174,9 +211,13 @@ class SearchService:
         cached = self.results.get(key) if self.results is not None else None
         if cached is not None:  # a copy: a caller sorting or trimming its hits must not edit the cache
             return Answer(query, list(cached), {"total": time.perf_counter() - start}, cached=True)
-        vector = self.embed_query(query)
+        vector, tokens = self.encode_query(query)
         embedded = time.perf_counter()
-        hits = self.pipeline.search(query, k=k, where=where, vector=vector)
+        reranker = self.pipeline.reranker
+        shared = tokens is not None and isinstance(reranker, MaxSimReranker)
+        given = reranker.given_query(query, tokens) if shared else nullcontext()
+        with given:  # the re-ranker scores with the shared pass's token vectors, encoding nothing
+            hits = self.pipeline.search(query, k=k, where=where, vector=vector)
         timings = dict(self.pipeline.last_timings)
         timings["embed query"] = embedded - start  # the cached or computed vector, not the pipeline's
         if self.results is not None:

@@ -23,6 +23,7 @@ import os
 import tempfile
 import warnings
 from collections.abc import Sequence
+from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
@@ -171,6 +172,27 @@ def mean_pool(token_vectors: np.ndarray, mask: np.ndarray, *, normalize: bool = 
     return (pooled / np.maximum(norms, 1e-12)).astype(np.float32)
 
 
+def unit_tokens(token_vectors: np.ndarray, ids: np.ndarray, mask: np.ndarray, special: np.ndarray, *,
+                dtype: type = np.float16) -> np.ndarray:
+    """One text's token vectors as MaxSim reads them: padding and special tokens ([CLS], [SEP])
+    dropped, each row L2-normalised, cast to `dtype` (float16, what the re-ranker's stores keep)."""
+    keep = (mask == 1) & ~np.isin(ids, special)
+    vectors = np.asarray(token_vectors, np.float32)[keep]
+    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+    return (vectors / np.maximum(norms, 1e-12)).astype(dtype)
+
+
+@dataclass(frozen=True)
+class QueryPass:
+    """What one forward pass over a question gives: the dense stage's unit sentence vector and the
+    MaxSim re-ranker's unit token vectors (special tokens dropped), and how many word pieces the
+    model read (special tokens counted), so a re-ranker with a lower limit can tell it cut less."""
+
+    vector: np.ndarray
+    tokens: np.ndarray
+    pieces: int
+
+
 class OnnxEncoder:
     """A sentence encoder with the call shape `models.embed` uses of a SentenceTransformer:
     `encode(texts, batch_size=, normalize_embeddings=, ...)`, `get_embedding_dimension()`,
@@ -192,14 +214,33 @@ class OnnxEncoder:
         self.session = _session(self.path, threads, self.path.stat().st_mtime_ns)
         self.name = f"onnx-{quantize or 'float32'}:{model or models.DEFAULT_EMBEDDER}"
         self._width: int | None = None
+        self._special = np.array(sorted(set(self.tokenizer.all_special_ids)))
 
-    def token_vectors(self, texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
-        """The transformer's output for one batch: (texts, tokens, dims) and the attention mask."""
+    def _run(self, texts: Sequence[str]) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+        """The transformer's output for one batch, (texts, tokens, dims), and the inputs it read."""
         batch = self.tokenizer([str(t).strip() for t in texts], padding=True,
                                truncation="longest_first", max_length=self.max_seq_length,
                                return_tensors="np")
         feeds = {name: np.asarray(batch[name], np.int64) for name in INPUTS}
-        return self.session.run(None, feeds)[0], feeds["attention_mask"]
+        return self.session.run(None, feeds)[0], feeds
+
+    def token_vectors(self, texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+        """The transformer's output for one batch: (texts, tokens, dims) and the attention mask."""
+        output, feeds = self._run(texts)
+        return output, feeds["attention_mask"]
+
+    def encode_query(self, text: str) -> QueryPass:
+        """A question's sentence vector AND its token vectors from ONE forward pass.
+
+        The dense stage needs the pooled vector and a MaxSim re-ranker the token vectors it was
+        pooled from; running the model once for both halves the model time of a served question.
+        The vector equals `encode([text], normalize_embeddings=True)[0]`; the tokens are what
+        `MaxSimReranker.encode_tokens` computes, here from this runtime's forward pass.
+        """
+        output, feeds = self._run([text])
+        mask = feeds["attention_mask"]
+        tokens = unit_tokens(output[0], feeds["input_ids"][0], mask[0], self._special)
+        return QueryPass(mean_pool(output, mask)[0], tokens, int(mask.sum()))
 
     def encode(self, texts: Sequence[str] | str, *, batch_size: int = settings.EMBED_BATCH_SIZE,
                normalize_embeddings: bool = False, **_ignored) -> np.ndarray:
