@@ -8,6 +8,7 @@ import pytest
 from course_lib.core.load import load_pages
 from course_lib.core.pipeline import structured_chunks
 from course_lib.core.rerank import MaxSimReranker
+from course_lib.core.retrieve import DenseRetriever
 from course_lib.core.serve import SearchService
 from course_lib.evaluation.golden import load_golden
 from course_lib.infra import models, onnx_encoder
@@ -118,3 +119,12 @@ def test_given_tokens_last_the_block_only(questions, reranker):
 def test_an_unknown_query_encoder_is_refused_by_the_service(chunks):
     with pytest.raises(ValueError, match="torch.*onnx.*onnx-int8"):
         SearchService(chunks[:5], vectors=np.zeros((5, 384), np.float32), query_encoder="tensorflow")
+
+
+def test_a_dense_retrievers_query_encoder_is_checked_when_set_too(chunks):
+    dense = DenseRetriever(chunks[:5], vectors=np.zeros((5, 384), np.float32))
+    dense.query_encoder = "onnx"  # what the CLI's --query-encoder does to a built pipeline
+    assert dense.query_encoder == "onnx"
+    with pytest.raises(ValueError, match="torch.*onnx.*onnx-int8"):
+        dense.query_encoder = "tensorflow"
+    assert dense.query_encoder == "onnx"

@@ -223,3 +223,17 @@ def test_the_service_builds_dense_and_bm25_through_one_constructor_and_passes_th
     assert onnx.answer("threads", k=1).hits[0].index == 0 and asked == ["onnx"]
     with pytest.raises(ValueError, match="query_encoder must be one of"):
         serve.SearchService(CHUNKS, vectors=VECTORS, query_encoder="tensorrt")
+
+
+def test_blas_limit_caps_numpys_blas_threads_inside_the_block_only():
+    import threadpoolctl
+
+    def blas_threads():
+        return {p["num_threads"] for p in threadpoolctl.threadpool_info() if p["user_api"] == "blas"}
+
+    before = blas_threads()
+    with serve.blas_limit(1):
+        assert blas_threads() <= {1}
+    assert blas_threads() == before
+    with serve.blas_limit(None):
+        assert blas_threads() == before

@@ -131,11 +131,9 @@ class DenseRetriever:
     def __init__(self, chunks: Sequence[Chunk], *, model: str | None = None,
                  vectors: np.ndarray | None = None, cache_queries: bool = True,
                  query_encoder: str = "torch"):
-        if query_encoder not in onnx_encoder.ENCODERS:
-            raise ValueError(f"query_encoder must be one of {onnx_encoder.ENCODERS}, not {query_encoder!r}")
+        self.query_encoder = query_encoder  # validated by the property below
         self.chunks = list(chunks)
         self.model = model
-        self.query_encoder = query_encoder
         self.cache_queries = cache_queries
         if vectors is None:
             # No bar: a lesson shows results, not "Batches: 37%" debris (lesson 01 shows cold cost).
@@ -144,6 +142,19 @@ class DenseRetriever:
         if self.vectors.ndim != 2 or len(self.vectors) != len(self.chunks):
             raise ValueError(f"expected one vector per chunk ({len(self.chunks)} rows), "
                              f"got an array of shape {self.vectors.shape}")
+
+    @property
+    def query_encoder(self) -> str:
+        """What embeds the query: one of `onnx_encoder.ENCODERS`."""
+        return self._query_encoder
+
+    @query_encoder.setter
+    def query_encoder(self, encoder: str) -> None:
+        # Checked on every assignment, not only in __init__: the CLI switches a built pipeline's
+        # encoder, and a misspelt one must fail there, not at the first query.
+        if encoder not in onnx_encoder.ENCODERS:
+            raise ValueError(f"query_encoder must be one of {onnx_encoder.ENCODERS}, not {encoder!r}")
+        self._query_encoder = encoder
 
     def embed_query(self, query: str) -> np.ndarray:
         """The query's unit vector, from the same model as the chunks."""

@@ -19,11 +19,13 @@ import os
 import re
 import time
 from collections.abc import Callable, Mapping, Sequence
-from contextlib import nullcontext
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 import cachetools
 import numpy as np
+import threadpoolctl
 
 from course_lib import settings
 from course_lib.core.lexical import case_sensitive_spans
@@ -53,6 +55,23 @@ def normalize_query(query: str) -> str:
         parts += [text[last:start].casefold(), text[start:end]]
         last = end
     return "".join(parts) + text[last:].casefold()
+
+
+@lru_cache(maxsize=1)
+def _thread_pools() -> threadpoolctl.ThreadpoolController:
+    """The process's native thread pools, found once (finding them takes milliseconds)."""
+    return threadpoolctl.ThreadpoolController()
+
+
+def blas_limit(threads: int | None) -> AbstractContextManager:
+    """Inside the block, NumPy's BLAS uses at most `threads` threads (None: unchanged).
+
+    A served query's matrix products are small (one dot product over the index, MaxSim over a
+    30-chunk shortlist): handing each to a thread pool costs more than the pool saves, and on
+    busy cores far more (measured on two loaded cores: re-rank p50 89 ms with the default pool,
+    11 ms with one thread). The model runtimes keep their own threads.
+    """
+    return nullcontext() if threads is None else _thread_pools().limit(limits=threads, user_api="blas")
 
 
 class _Counting:
@@ -125,6 +144,8 @@ class SearchService:
     `MaxSimReranker` over the same model, `shared_pass=True` (the default) takes the re-ranker's
     question token vectors from the forward pass that embeds the question, and caches both
     together; `shared_pass=False` keeps the two passes, to measure what sharing is worth.
+    `blas_threads` (default 1) caps NumPy's BLAS threads while a query is computed (see
+    `blas_limit`); None leaves the process's setting.
     """
 
     def __init__(self, chunks: Sequence[Chunk] | Pipeline, *, model: str | None = None,
@@ -133,7 +154,7 @@ class SearchService:
                  candidates: int = settings.FUSION_CANDIDATES, rrf_k: int = settings.RRF_K,
                  parallel: bool = False, query_encoder: str = "torch",
                  ttl: float = settings.RESULT_TTL_SECONDS, cache_queries: bool = True,
-                 cache_results: bool = True, shared_pass: bool = True):
+                 cache_results: bool = True, shared_pass: bool = True, blas_threads: int | None = 1):
         if query_encoder not in onnx_encoder.ENCODERS:
             raise ValueError(f"query_encoder must be one of {onnx_encoder.ENCODERS}, not {query_encoder!r}")
         if isinstance(chunks, Pipeline):
@@ -147,6 +168,8 @@ class SearchService:
         self.query_vectors = LRUCache(settings.QUERY_CACHE_SIZE) if cache_queries else None
         self.results = TTLCache(settings.RESULT_CACHE_SIZE, ttl=ttl) if cache_results else None
         self.shared_pass = shared_pass
+        self.blas_threads = blas_threads
+        self._encoders: dict[tuple[str | None, str], onnx_encoder.OnnxEncoder] = {}
 
     @property
     def chunks(self) -> list[Chunk]:
@@ -172,7 +195,11 @@ class SearchService:
         if (not self.shared_pass or dense is None or dense.query_encoder == "torch"
                 or not isinstance(reranker, MaxSimReranker) or reranker.model != dense.model):
             return None
-        return onnx_encoder.load_encoder(dense.model, encoder=dense.query_encoder)
+        # Kept per service: `load_encoder` fingerprints the model's files on every call (ms).
+        key = (dense.model, dense.query_encoder)
+        if key not in self._encoders:
+            self._encoders[key] = onnx_encoder.load_encoder(dense.model, encoder=dense.query_encoder)
+        return self._encoders[key]
 
     def encode_query(self, query: str) -> tuple[np.ndarray | None, np.ndarray | None]:
         """The query's vector and, on the shared pass, the re-ranker's token vectors for it (else
@@ -211,13 +238,14 @@ class SearchService:
         cached = self.results.get(key) if self.results is not None else None
         if cached is not None:  # a copy: a caller sorting or trimming its hits must not edit the cache
             return Answer(query, list(cached), {"total": time.perf_counter() - start}, cached=True)
-        vector, tokens = self.encode_query(query)
-        embedded = time.perf_counter()
-        reranker = self.pipeline.reranker
-        shared = tokens is not None and isinstance(reranker, MaxSimReranker)
-        given = reranker.given_query(query, tokens) if shared else nullcontext()
-        with given:  # the re-ranker scores with the shared pass's token vectors, encoding nothing
-            hits = self.pipeline.search(query, k=k, where=where, vector=vector)
+        with blas_limit(self.blas_threads):
+            vector, tokens = self.encode_query(query)
+            embedded = time.perf_counter()
+            reranker = self.pipeline.reranker
+            shared = tokens is not None and isinstance(reranker, MaxSimReranker)
+            given = reranker.given_query(query, tokens) if shared else nullcontext()
+            with given:  # the re-ranker scores with the shared pass's token vectors, encoding nothing
+                hits = self.pipeline.search(query, k=k, where=where, vector=vector)
         timings = dict(self.pipeline.last_timings)
         timings["embed query"] = embedded - start  # the cached or computed vector, not the pipeline's
         if self.results is not None:
