@@ -19,18 +19,16 @@ import os
 import re
 import time
 from collections.abc import Callable, Mapping, Sequence
-from contextlib import AbstractContextManager, nullcontext
+from contextlib import nullcontext
 from dataclasses import dataclass, field
-from functools import lru_cache
 
 import cachetools
 import numpy as np
-import threadpoolctl
 
 from course_lib import settings
 from course_lib.core.lexical import case_sensitive_spans
 from course_lib.core.pipeline import Pipeline
-from course_lib.core.rerank import MaxSimReranker, Reranker
+from course_lib.core.rerank import MaxSimReranker, Reranker, blas_limit
 from course_lib.core.retrieve import Filter, make_filter
 from course_lib.infra import onnx_encoder
 from course_lib.records import Chunk, Hit
@@ -55,23 +53,6 @@ def normalize_query(query: str) -> str:
         parts += [text[last:start].casefold(), text[start:end]]
         last = end
     return "".join(parts) + text[last:].casefold()
-
-
-@lru_cache(maxsize=1)
-def _thread_pools() -> threadpoolctl.ThreadpoolController:
-    """The process's native thread pools, found once (finding them takes milliseconds)."""
-    return threadpoolctl.ThreadpoolController()
-
-
-def blas_limit(threads: int | None) -> AbstractContextManager:
-    """Inside the block, NumPy's BLAS uses at most `threads` threads (None: unchanged).
-
-    A served query's matrix products are small (one dot product over the index, MaxSim over a
-    30-chunk shortlist): handing each to a thread pool costs more than the pool saves, and on
-    busy cores far more (measured on two loaded cores: re-rank p50 89 ms with the default pool,
-    11 ms with one thread). The model runtimes keep their own threads.
-    """
-    return nullcontext() if threads is None else _thread_pools().limit(limits=threads, user_api="blas")
 
 
 class _Counting:
