@@ -29,6 +29,7 @@ from course_lib.core.tokens import get_counter
 from course_lib.extras.postgres_server import StaleIndexError, StoreError
 from course_lib.extras.postgres_sql import (
     COLUMNS,
+    HNSW_INDEX,
     SCHEMA,
     dense_sql,
     fused_sql,
@@ -132,7 +133,7 @@ class Store:
     def _ensure_schema(self) -> None:
         dim, key = self.embedder.dim, self.embedder.key
         with self.conn.transaction():
-            self.conn.execute(SCHEMA.format(dim=int(dim)))
+            self.conn.execute(SCHEMA.format(dim=int(dim), hnsw_index=HNSW_INDEX))
             columns = dict(self.conn.execute(
                 "SELECT attname, format_type(atttypid, atttypmod) FROM pg_attribute "
                 "WHERE attrelid = 'chunks'::regclass AND attnum > 0 AND NOT attisdropped").fetchall())
@@ -157,6 +158,8 @@ class Store:
         touched, so nothing of it is embedded again. Each changed page is deleted and rewritten in
         ONE transaction (chunks, vectors, BM25 postings), so a crash leaves every page either as it
         was or as it is now; BM25's idf and average length are computed by each query, never stale.
+        Into an empty store the pages are loaded first and the HNSW index is built once after them
+        (pgvector's advice for a bulk load; a crash before that leaves it to the next open).
         `inside_page(doc)` runs inside that transaction just before it commits (tests kill there).
         """
         start = time.perf_counter()
@@ -165,6 +168,9 @@ class Store:
             by_doc.setdefault(chunk.doc, []).append(chunk)
         stored = dict(self.conn.execute("SELECT doc, content_hash FROM pages").fetchall())
         report = IndexReport()
+        bulk = not stored and len(by_doc) > 1  # an empty store: load every page, then build HNSW once
+        if bulk:  # inserting row by row into the graph is several times slower than one build
+            self.conn.execute("DROP INDEX IF EXISTS chunks_hnsw")
         for doc, page_chunks in by_doc.items():
             digest = page_hash(page_chunks)
             if stored.get(doc) == digest:
@@ -176,6 +182,10 @@ class Store:
         for doc in sorted(set(stored) - set(by_doc)):
             self.conn.execute("DELETE FROM pages WHERE doc = %s", (doc,))  # chunks cascade
             report.removed.append(doc)
+        if bulk:  # the graph over every vector at once, and the planner's statistics of the new rows
+            self.conn.execute(HNSW_INDEX)
+            self.conn.execute("VACUUM (ANALYZE) chunks, postings" if self.conn.autocommit
+                              else "ANALYZE chunks, postings")
         self.refresh()
         report.seconds = time.perf_counter() - start
         return report

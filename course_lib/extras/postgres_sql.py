@@ -74,17 +74,23 @@ CREATE TABLE IF NOT EXISTS chunks (
     n_tokens int NOT NULL, content_hash text NOT NULL,
     embedding vector({dim}) NOT NULL, n_terms int NOT NULL, lexemes tsvector NOT NULL,
     fts_english tsvector GENERATED ALWAYS AS (to_tsvector('english', embedded_text)) STORED);
+-- Keep each vector in its row: pgvector's default (EXTERNAL) lets a row with a long body move the
+-- vector out to the TOAST table, and exact search would then read every one back from there.
+ALTER TABLE chunks ALTER COLUMN embedding SET STORAGE MAIN;
 CREATE TABLE IF NOT EXISTS postings (
     term text NOT NULL, chunk_id text NOT NULL REFERENCES chunks(chunk_id) ON DELETE CASCADE,
     tf int NOT NULL);
 CREATE INDEX IF NOT EXISTS chunks_doc ON chunks (doc, seq);
-CREATE INDEX IF NOT EXISTS postings_term ON postings USING hash (term);
+-- A term's postings read from the index alone (an index-only scan), never from the table.
+CREATE INDEX IF NOT EXISTS postings_term_cover ON postings (term) INCLUDE (chunk_id, tf);
 CREATE INDEX IF NOT EXISTS postings_chunk ON postings (chunk_id);
-CREATE INDEX IF NOT EXISTS chunks_hnsw ON chunks USING hnsw (embedding vector_cosine_ops);
+DROP INDEX IF EXISTS postings_term;  -- the hash index of earlier versions of the course
+{hnsw_index};
 CREATE INDEX IF NOT EXISTS chunks_lexemes ON chunks USING gin (lexemes);
 CREATE INDEX IF NOT EXISTS chunks_english ON chunks USING gin (fts_english);
 """
 
+HNSW_INDEX = "CREATE INDEX IF NOT EXISTS chunks_hnsw ON chunks USING hnsw (embedding vector_cosine_ops)"
 COLUMNS = ("chunk_id", "doc", "seq", "section_id", "heading_path", "kinds", "title", "context",
            "body", "embedded_text", "n_tokens", "content_hash", "embedding", "n_terms", "lexemes")
 LEXICAL = ("bm25", "ts_rank", "english")
