@@ -105,7 +105,7 @@ def strip_markup(text: str) -> str:
     return _MARKUP.sub("", _LINK.sub(r"\1", _ESCAPED.sub(r"\1", text)))
 
 
-def normalize(text: str) -> str:
+def normalize(text: str, *, fold_markup: bool = True) -> str:
     """Return the one canonical form used both to validate evidence and to judge chunks.
 
     It unescapes HTML entities, folds Markdown markup (`strip_markup`), applies Unicode NFKC (so a
@@ -116,9 +116,12 @@ def normalize(text: str) -> str:
     against "os.path", a cell break against a space) still matches its quote; folding quotes
     means a chunker that writes straight quotes where the page has curly ones is not penalised:
     the judge measures whether the right text was retrieved, not how it was formatted. Markup is
-    folded for the same reason, for every system alike.
+    folded for the same reason, for every system alike. (`fold_markup=False` gives the form before
+    markup was folded, which the first pools' item keys were made with: data/golden/pool.)
     """
-    text = unicodedata.normalize("NFKC", strip_markup(html.unescape(text))).casefold().translate(_TYPOGRAPHIC)
+    text = html.unescape(text)
+    text = unicodedata.normalize("NFKC", strip_markup(text) if fold_markup else text)
+    text = text.casefold().translate(_TYPOGRAPHIC)
     return _WHITESPACE.sub("", text.replace("¶", ""))
 
 
