@@ -219,14 +219,16 @@ def unread(before: dict[str, dict], items: dict[str, dict], bodies: dict[str, st
     return pages
 
 
-def repool(name: str, batches: Path, per_batch: int) -> None:
+def repool(name: str, batches: Path, per_batch: int, *, earlier_files: tuple[Path, ...] = ()) -> None:
     """Pool again with today's systems and judge, and write for reading only what no earlier reading
     of that question and page held: the sentences of newly pooled items not among those read then.
 
     Judgments already made stay made (they are data); an item that held the gold quote before but
     lacks a fragment of its answer unit now is not read (it holds the quote without its key: not an
     answer by the unit rule) and is counted. A replacement question is pooled under the id it
-    replaced, whose earlier reading sought the same answer."""
+    replaced, whose earlier reading sought the same answer. `earlier_files`: {item name: body} made
+    with the code the earlier pool ran (scripts/golden_pool_bodies.py), for chunks today's code no
+    longer makes."""
     earlier = read_pooled(name)
     original = original_ids(name)
     questions = [replace(q, also=()) for q in load_golden(SETS[name]) if q.answerable]
@@ -237,6 +239,8 @@ def repool(name: str, batches: Path, per_batch: int) -> None:
             item["then"] = key_then(item["doc"], item["body"])
     bodies = {item["then"]: item["body"] for items in pooled.values() for item in items.values()}
     bodies.update(earlier_bodies(name, key_then))
+    for path in earlier_files:
+        bodies.update(json.loads(path.read_text(encoding="utf-8")))
     counts: Counter = Counter()
     reading: dict[tuple[str, str], dict] = {}
     for q in questions:
@@ -380,11 +384,16 @@ def added_to_record(name: str, reading: dict, pooled: dict) -> dict:
                 **{k: reading[k] for k in ("question_page_texts_read", "words_read",
                                            "places_marked_answering", "rejected_places")},
                 "also_places_added": sum(len(q.also) for q in questions) - record["also_places"]}
+    # a place a reader marked again (the same quote on the same page) is credited once
+    repooled["places_already_credited"] = (repooled["places_marked_answering"] - repooled["rejected_places"]
+                                           - repooled["also_places_added"])
     reasons = Counter(record["rejected_reasons"]) + Counter(reading["rejected_reasons"])
     return {**record, "places_marked_answering": record["places_marked_answering"]
             + reading["places_marked_answering"],
             "also_places": sum(len(q.also) for q in questions), "rejected_places": sum(reasons.values()),
             "rejected_reasons": dict(reasons), "questions_with_also": sum(bool(q.also) for q in questions),
+            "places_already_credited": record.get("places_already_credited", 0)
+            + repooled["places_already_credited"],
             "repool": repooled}
 
 
@@ -414,6 +423,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--batches", type=Path, help="folder of the reading batches (build, pages, apply)")
     parser.add_argument("--verdicts", type=Path, help="folder of the readers' verdict files (apply)")
     parser.add_argument("--per-batch", type=int, default=20, help="questions per reading file (pages, repool)")
+    parser.add_argument("--earlier-bodies", type=Path, nargs="*", default=[],
+                        help="repool: {item name: body} files made at the earlier pool's commit "
+                             "(scripts/golden_pool_bodies.py)")
     parser.add_argument("--add", action="store_true",
                         help="apply after repool: keep the also places already in the golden file")
     args = parser.parse_args(argv)
@@ -433,7 +445,7 @@ def main(argv: list[str] | None = None) -> int:
         pages(args.set, args.batches, args.per_batch)
         return 0
     if args.verb == "repool":
-        repool(args.set, args.batches, args.per_batch)
+        repool(args.set, args.batches, args.per_batch, earlier_files=tuple(args.earlier_bodies))
         return 0
     return apply(args.set, args.verdicts or args.batches / "verdicts", args.batches, add=args.add)
 

@@ -58,3 +58,19 @@ def test_an_earlier_pools_keys_are_matched_as_it_made_them(pool):
     assert pool.item_key("a.html", body) != pool.item_key("a.html", body, fold_markup=False)
     assert pool.earlier_key({})("a.html", body) == pool.item_key("a.html", body, fold_markup=False)
     assert pool.earlier_key({pool.KEYS_FOLD_MARKUP: True})("a.html", body) == pool.item_key("a.html", body)
+
+
+@pytest.mark.model
+def test_earlier_bodies_are_named_as_an_earlier_pool_named_them(pool, tmp_path):
+    """golden_pool_bodies.py names each chunk as the code it runs with names pooled items."""
+    import json
+    import subprocess
+    import sys
+
+    out = tmp_path / "bodies.json"
+    subprocess.run([sys.executable, str(REPO_ROOT / "scripts" / "golden_pool_bodies.py"), "python", str(out),
+                    "naive"], check=True, capture_output=True, cwd=REPO_ROOT)
+    bodies = json.loads(out.read_text(encoding="utf-8"))
+    assert len(bodies) > 1000
+    # at this commit the names are today's (markup folded); at an earlier commit, that commit's
+    assert all(name == pool.item_key(name.split("#")[0], body) for name, body in bodies.items())

@@ -117,28 +117,45 @@ def test_pooled_also_places_are_counted_in_the_pool_record(name):
     assert record["set"] == name and record["questions"] == len(pooled)
     assert sum(len(q.also) for q in questions) == record["also_places"] > 0
     assert sum(bool(q.also) for q in questions) == record["questions_with_also"]
-    assert record["places_marked_answering"] == record["also_places"] + record["rejected_places"]
+    assert record["places_marked_answering"] == (record["also_places"] + record["rejected_places"]
+                                                 + record.get("places_already_credited", 0))
     # The README names the one reason places were rejected for.
     assert set(record["rejected_reasons"]) == {"the quote is not in the pooled text that was read for this page"}
 
 
+REPOOL_ROWS = {"pooled items": "pooled items", "items holding the answer unit": "holding the answer unit",
+               "items the first pool had read": "read before",
+               "items that held the quote but lack a fragment now": "held the quote, lack a fragment now",
+               "new items, every sentence read before": "new items whose sentences were all read",
+               "new items with unread sentences": "new items with unread sentences",
+               "items read before whose text could not be rebuilt": "items read before whose text is not known now",
+               "question-page texts read": "question_page_texts_read", "words read": "words_read"}
+
+
 def test_the_readme_pool_table_states_both_pool_records():
-    """Every figure of the README's pooled-judgments table is the one its set's pool record holds."""
+    """Every figure of the README's pooled-judgments table is the one its set's pool record holds:
+    the first pool, the re-pool after the judge and the peers' bounds changed, and both readings."""
     readme = (SETS["python"].file.parent / "README.md").read_text(encoding="utf-8")
-    rows = re.findall(r"^\| ([^|]+?) \| ([^|]+?) \| ([^|]+?) \|$",
-                      readme[readme.index("| pooled | Python | pandas |"):], re.MULTILINE)[1:10]
+    table_text = readme[readme.index("| pooled | Python | pandas |"):].split("\n\n")[0]
+    rows = [row for row in re.findall(r"^\| ([^|]+?) \| ([^|]+?) \| ([^|]+?) \|$", table_text, re.MULTILINE)
+            if row[0] not in ("pooled", "---")]
     for column, name in enumerate(("python", "pandas"), start=1):
         record = json.loads((SETS[name].file.parent / "pool" / f"{name}.json").read_text(encoding="utf-8"))
-        table = {row[0]: row[column] for row in rows}
-        assert table["questions pooled"] == str(record["questions"])
-        assert table["systems pooled, depth"] == f"{len(record['systems'])}, top {record['depth']}"
-        assert table["pooled items"] == str(record["pooled_items"])
-        assert table["items already holding the gold quote"] == str(record["holding_the_gold_quote"])
-        assert table["question-page texts read"] == str(record["question_page_texts_read"])
-        assert table["places marked as answering"] == str(record["places_marked_answering"])
-        assert table["places credited as `also`"] == str(record["also_places"])
-        assert table["places rejected by validation"] == str(record["rejected_places"])
-        assert table["questions with at least one `also` place"] == str(record["questions_with_also"])
+        again = record.get("repool")  # a set not re-pooled yet shows "—" in those rows
+        expected = {
+            "questions pooled": record["questions"],
+            "systems pooled, depth": f"{len(record['systems'])}, top {record['depth']}",
+            "first pool: pooled items": record["pooled_items"],
+            "first pool: items already holding the gold quote": record["holding_the_gold_quote"],
+            "first pool: question-page texts read": record["question_page_texts_read"],
+            **{f"re-pool: {row}": (again.get(key, 0) if again else "—") for row, key in REPOOL_ROWS.items()},
+            "places marked as answering": record["places_marked_answering"],
+            "places credited as `also`": record["also_places"],
+            "places marked again (credited once)": record.get("places_already_credited", 0),
+            "places rejected by validation": record["rejected_places"],
+            "questions with at least one `also` place": record["questions_with_also"],
+        }
+        assert {row[0]: row[column] for row in rows} == {k: str(v) for k, v in expected.items()}, name
 
 
 def test_every_python_content_page_has_at_least_three_questions():
