@@ -323,8 +323,11 @@ def apply(name: str, verdict_dir: Path, batches: Path, *, add: bool = False) -> 
     golden_path = SETS[name]
     questions = {q.id: q for q in load_golden(golden_path)}
     soups = {p.path: visible_soup(p.html) for p in load_pages(corpus=name)}
-    texts = {(r["question_id"], r["page"]): r["text"] for path in sorted(batches.glob("read_*.jsonl"))
-             for r in map(json.loads, path.read_text(encoding="utf-8").splitlines())}
+    texts: dict[tuple[str, str], str] = {}
+    for path in sorted(batches.glob("read_*.jsonl")):
+        for r in map(json.loads, path.read_text(encoding="utf-8").splitlines()):
+            key = (r["question_id"], r["page"])  # a page read twice (a review line) was read in full
+            texts[key] = f"{texts[key]}\n{r['text']}" if key in texts else r["text"]
     verdicts = [json.loads(line) for path in sorted(verdict_dir.glob("*.jsonl"))
                 for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
     done = {v["question_id"] for v in verdicts if v.get("done")}
