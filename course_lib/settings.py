@@ -87,6 +87,7 @@ SECTION_LABEL_CHARS = 48  # lesson 08's tables: a chunk's section label is cut t
 RESULT_TTL_SECONDS = 300.0  # seconds a cached result stays valid
 RESULT_CACHE_SIZE = 1024  # lesson 08: distinct (query, filters) results kept
 QUERY_CACHE_SIZE = 4096  # lesson 08: query vectors kept in memory
+SERVE_BLAS_THREADS = 1  # lesson 08: BLAS threads while a query is computed (its products are small)
 ONNX_OPSET = 17  # lesson 08: the ONNX opset the query encoder is exported at (TorchScript exporter)
 ANSWER_MAX_TOKENS = 500  # lesson 08: the longest answer asked of an LLM, where a key is configured
 LLM_MODEL = "claude-sonnet-4-5"  # lesson 08: the model `ask_llm` sends a prompt to, where a key is configured

@@ -12,6 +12,7 @@ The Python set's first pool ran its lesson pipelines at a844da1 and its peers at
 """
 from __future__ import annotations
 
+import argparse
 import hashlib
 import importlib
 import json
@@ -25,8 +26,13 @@ def no_embed(texts, *args, **kwargs):
     return np.zeros((len(list(texts)), 384), dtype=np.float32)
 
 
-def main(argv: list[str]) -> int:
-    """Write {item name: body} for every system's chunks of the set (argv: set, out file[, systems])."""
+def main(argv: list[str] | None = None) -> int:
+    """Write {item name: body} for every chosen system's chunks of the set."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("set", choices=["python", "pandas"])
+    parser.add_argument("out", help="the JSON file to write")
+    parser.add_argument("systems", nargs="?", help="comma-separated systems (default: every one)")
+    args = parser.parse_args(argv)
     models = importlib.import_module("course_lib.infra.models")
     models.embed = no_embed  # before any pipeline is built; the retrievers call it through the module
     from course_lib.core.load import load_pages
@@ -36,9 +42,9 @@ def main(argv: list[str]) -> int:
         from course_lib.extras.peers import PEERS, build_any
     except ImportError:  # a commit from before the peers could be built by name
         PEERS, build_any = {}, build_pipeline
-    name, out = argv[0], argv[1]
+    name, out = args.set, args.out
     pages = load_pages(corpus=name)
-    chosen = argv[2].split(",") if len(argv) > 2 else [*PIPELINES, *PEERS]
+    chosen = args.systems.split(",") if args.systems else [*PIPELINES, *PEERS]
     bodies = {}
     for system in chosen:
         pipeline = build_any(system, pages)
@@ -52,4 +58,4 @@ def main(argv: list[str]) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    sys.exit(main())

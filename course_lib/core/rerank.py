@@ -14,22 +14,20 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator, Sequence
-from contextlib import AbstractContextManager, contextmanager, nullcontext
+from contextlib import contextmanager
 from contextvars import ContextVar
-from dataclasses import dataclass
-from functools import lru_cache
 from pathlib import Path
 from typing import Protocol
 
 import cachetools
 import numpy as np
-import threadpoolctl
 
 from course_lib import settings
 from course_lib.infra import models
 from course_lib.infra.errors import ModelLoadError
 from course_lib.infra.onnx_encoder import unit_tokens
-from course_lib.infra.token_index import Int8TokenIndex
+from course_lib.infra.threads import blas_limit
+from course_lib.infra.token_index import Int8TokenIndex, StoreSize
 from course_lib.infra.vector_cache import VectorStore
 from course_lib.records import Chunk, Hit, text_digest
 
@@ -130,23 +128,6 @@ class CrossEncoderReranker:
         scores = self.model.predict(pairs, batch_size=batch_size, show_progress_bar=False,
                                     convert_to_numpy=True)
         return np.asarray(scores, dtype=np.float64).reshape(len(chunks))
-
-
-@lru_cache(maxsize=1)
-def _thread_pools() -> threadpoolctl.ThreadpoolController:
-    """The process's native thread pools, found once (finding them takes milliseconds)."""
-    return threadpoolctl.ThreadpoolController()
-
-
-def blas_limit(threads: int | None) -> AbstractContextManager:
-    """Inside the block, NumPy's BLAS uses at most `threads` threads (None: unchanged).
-
-    A query's matrix products are small (one dot product over the index, MaxSim over a 30-chunk
-    shortlist): handing each to a thread pool costs more than the pool saves, and on busy cores
-    far more (measured on two loaded cores: re-rank p50 89 ms with the default pool,
-    11 ms with one thread). The model runtimes keep their own threads.
-    """
-    return nullcontext() if threads is None else _thread_pools().limit(limits=threads, user_api="blas")
 
 
 def maxsim(query_tokens: np.ndarray, doc_tokens: np.ndarray) -> float:
@@ -340,31 +321,6 @@ def int8_token_index(chunks: Sequence[Chunk], *, reranker: MaxSimReranker | None
         vectors = reranker.token_vectors([c.text for c in chunks])
         found = Int8TokenIndex.build(folder, keys, vectors, dims=dims)
     return found
-
-
-@dataclass(frozen=True)
-class StoreSize:
-    """What the token-vector store costs for a set of chunks, and what is on disk now."""
-
-    chunks: int
-    tokens: int
-    width: int
-    stored_chunks: int
-    stored_bytes: int
-
-    @property
-    def bytes(self) -> int:
-        """float16 bytes of every chunk's token vectors (the values; the index adds little)."""
-        return self.tokens * self.width * 2
-
-    @property
-    def bytes_per_chunk(self) -> float:
-        return self.bytes / max(self.chunks, 1)
-
-    def __str__(self) -> str:
-        return (f"token-vector store for {self.chunks:,} chunks ({self.tokens:,} tokens x {self.width} "
-                f"dims, float16): {self.bytes / 1e6:,.1f} MB, {self.bytes_per_chunk / 1e3:,.1f} KB per "
-                f"chunk; on disk now: {self.stored_chunks:,} chunks, {self.stored_bytes / 1e6:,.1f} MB")
 
 
 def token_store_size(chunks: Sequence[Chunk], *, reranker: MaxSimReranker | None = None) -> StoreSize:

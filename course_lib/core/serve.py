@@ -28,9 +28,10 @@ import numpy as np
 from course_lib import settings
 from course_lib.core.lexical import case_sensitive_spans
 from course_lib.core.pipeline import Pipeline
-from course_lib.core.rerank import MaxSimReranker, Reranker, blas_limit
+from course_lib.core.rerank import MaxSimReranker, Reranker
 from course_lib.core.retrieve import Filter, make_filter
 from course_lib.infra import onnx_encoder
+from course_lib.infra.threads import blas_limit
 from course_lib.records import Chunk, Hit
 
 __all__ = ["DOCS_URL", "Answer", "LRUCache", "SearchService", "TTLCache", "as_filter", "ask_llm",
@@ -135,7 +136,8 @@ class SearchService:
                  candidates: int = settings.FUSION_CANDIDATES, rrf_k: int = settings.RRF_K,
                  parallel: bool = False, query_encoder: str = "torch",
                  ttl: float = settings.RESULT_TTL_SECONDS, cache_queries: bool = True,
-                 cache_results: bool = True, shared_pass: bool = True, blas_threads: int | None = 1):
+                 cache_results: bool = True, shared_pass: bool = True,
+                 blas_threads: int | None = settings.SERVE_BLAS_THREADS):
         if query_encoder not in onnx_encoder.ENCODERS:
             raise ValueError(f"query_encoder must be one of {onnx_encoder.ENCODERS}, not {query_encoder!r}")
         if isinstance(chunks, Pipeline):
