@@ -177,6 +177,25 @@ def test_exact_dense_search_matches_numpy(store):
     assert all(np.isclose(scores[h.index], h.score, atol=1e-6) for h in hits)
 
 
+def _plan(store, sql: str, params: dict) -> str:
+    """The plan PostgreSQL picks when every other way is dearer than an index (seq scans off)."""
+    with store.conn.transaction():
+        store.conn.execute("SELECT set_config('enable_seqscan', 'off', true)")
+        store._settings()
+        return "\n".join(row[0] for row in store.conn.execute(f"EXPLAIN {sql}", params))
+
+
+@pytest.mark.parametrize("exact", [True, False])
+def test_exact_search_leaves_hnsw_unused_and_keeps_the_other_indexes(store, exact):
+    store.exact = exact
+    condition, params = store._query_params("year with century", None)
+    dense = _plan(store, sql.dense_sql(condition, exact=exact), {**params, "k": 4})
+    fused = _plan(store, sql.fused_sql("bm25", condition, exact=exact),
+                  {**params, "n": 10, "rrf_k": store.rrf_k, "k": 4})
+    assert ("chunks_hnsw" in dense) is not exact and ("chunks_hnsw" in fused) is not exact
+    assert "Index Only Scan using postings_term_bm25" in fused  # BM25's postings: no session-wide switch
+
+
 @pytest.mark.parametrize("lexical", ["bm25", "ts_rank"])
 def test_lexical_uses_code_aware_terms(store, lexical):
     hits = store.lexical_search("os.path.join", k=5, lexical=lexical)  # whole name first; "os" alone matches
@@ -331,6 +350,18 @@ def test_an_index_written_by_an_earlier_version_says_what_to_do(url):
     with pytest.raises(server.StaleIndexError, match="no n_terms — open the store with rebuild=True"):
         st.Store(conn, embedder=HashEmbedder())
     assert st.Store(conn, embedder=HashEmbedder(), rebuild=True).chunks == []
+    conn.close()
+
+
+def test_postings_without_their_chunk_length_are_an_earlier_store_to_rebuild(url):
+    conn = server.connect(url)
+    st.Store(conn, embedder=HashEmbedder(), rebuild=True)
+    conn.execute("ALTER TABLE postings DROP COLUMN n_terms")  # the postings of stop 32's course
+    with pytest.raises(server.StaleIndexError, match="the postings table has no n_terms"):
+        st.Store(conn, embedder=HashEmbedder())
+    store = st.Store(conn, embedder=HashEmbedder(), rebuild=True)
+    indexes = {row[0] for row in conn.execute("SELECT indexname FROM pg_indexes WHERE tablename = 'postings'")}
+    assert "postings_term_bm25" in indexes and "postings_term_cover" not in indexes and store.chunks == []
     conn.close()
 
 

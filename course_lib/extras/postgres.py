@@ -30,6 +30,8 @@ from course_lib.extras.postgres_server import StaleIndexError, StoreError
 from course_lib.extras.postgres_sql import (
     COLUMNS,
     HNSW_INDEX,
+    INDEXES,
+    POSTING_COLUMNS,
     SCHEMA,
     dense_sql,
     fused_sql,
@@ -133,20 +135,27 @@ class Store:
     def _ensure_schema(self) -> None:
         dim, key = self.embedder.dim, self.embedder.key
         with self.conn.transaction():
-            self.conn.execute(SCHEMA.format(dim=int(dim), hnsw_index=HNSW_INDEX))
-            columns = dict(self.conn.execute(
-                "SELECT attname, format_type(atttypid, atttypmod) FROM pg_attribute "
-                "WHERE attrelid = 'chunks'::regclass AND attnum > 0 AND NOT attisdropped").fetchall())
-            found, missing = columns["embedding"], sorted(set(COLUMNS) - set(columns))
+            self.conn.execute(SCHEMA.format(dim=int(dim)))
+            chunk_columns, posting_columns = self._columns("chunks"), self._columns("postings")
+            found = chunk_columns["embedding"]
             if found != f"vector({dim})":
                 raise StaleIndexError(f"the chunks table holds {found} but the model gives vector({dim})")
-            if missing:  # a store written by an earlier version of the course
-                raise StaleIndexError(f"the chunks table has no {', '.join(missing)}")
+            for table, wanted, columns in (("chunks", COLUMNS, chunk_columns),
+                                           ("postings", POSTING_COLUMNS, posting_columns)):
+                if missing := sorted(set(wanted) - set(columns)):  # written by an earlier course
+                    raise StaleIndexError(f"the {table} table has no {', '.join(missing)}")
+            self.conn.execute(INDEXES.format(hnsw_index=HNSW_INDEX))
             self.conn.execute("INSERT INTO store_meta VALUES ('model', %s), ('dim', %s) "
                               "ON CONFLICT (key) DO NOTHING", (key, str(dim)))
             stored = self.conn.execute("SELECT value FROM store_meta WHERE key = 'model'").fetchone()[0]
         if stored != key:
             raise StaleIndexError(f"the index was built with {stored!r}, not {key!r}")
+
+    def _columns(self, table: str) -> dict[str, str]:
+        """A table's columns and their SQL types, as PostgreSQL reports them."""
+        return dict(self.conn.execute(
+            "SELECT attname, format_type(atttypid, atttypmod) FROM pg_attribute "
+            "WHERE attrelid = %s::regclass AND attnum > 0 AND NOT attisdropped", (table,)).fetchall())
 
     # --- indexing ------------------------------------------------------------------------
 
@@ -211,10 +220,10 @@ class Store:
             with cursor.copy(f"COPY chunks ({', '.join(COLUMNS)}) FROM STDIN") as copy:
                 for row in rows:
                     copy.write_row(row)
-            with cursor.copy("COPY postings (term, chunk_id, tf) FROM STDIN") as copy:
+            with cursor.copy(f"COPY postings ({', '.join(POSTING_COLUMNS)}) FROM STDIN") as copy:
                 for chunk, chunk_terms in zip(chunks, terms, strict=True):
                     for term, tf in Counter(chunk_terms).items():
-                        copy.write_row((term, chunk.id, tf))
+                        copy.write_row((term, chunk.id, tf, len(chunk_terms)))
             if inside_page is not None:
                 inside_page(doc)
 
@@ -240,10 +249,9 @@ class Store:
     # --- search --------------------------------------------------------------------------
 
     def _settings(self) -> None:
-        """Per-transaction planner settings: exact search forbids the index, else set ef_search."""
-        if self.exact:
-            self.conn.execute("SELECT set_config('enable_indexscan', 'off', true)")
-        else:
+        """Per-transaction planner settings: `hnsw.ef_search` for approximate search (exact
+        search needs none: its SQL leaves the HNSW index no query it can answer)."""
+        if not self.exact:
             self.conn.execute("SELECT set_config('hnsw.ef_search', %s, true)", (str(self.ef_search),))
 
     def _query_params(self, query: str, where: Filter | None) -> tuple[str, dict]:
@@ -258,7 +266,7 @@ class Store:
     def dense(self, query: str, *, k: int = settings.EVAL_DEPTH, where: Filter | None = None) -> list[Hit]:
         """Dense search alone (HNSW, or exact), score = cosine similarity."""
         condition, params = self._query_params(query, where)
-        return self._run(dense_sql(condition), {**params, "k": k})
+        return self._run(dense_sql(condition, exact=self.exact), {**params, "k": k})
 
     def lexical_search(self, query: str, *, k: int = settings.EVAL_DEPTH, where: Filter | None = None,
                        lexical: Literal["bm25", "ts_rank", "english"] | None = None) -> list[Hit]:
@@ -271,7 +279,7 @@ class Store:
         """Dense and lexical top `candidates`, fused by RRF in one SQL query (no re-ranking). In
         float8, as `retrieve.rrf` adds: the same ranks give the same fused scores, bit for bit."""
         condition, params = self._query_params(query, where)
-        return self._run(fused_sql(self.lexical, condition),
+        return self._run(fused_sql(self.lexical, condition, exact=self.exact),
                          {**params, "n": max(k, self.candidates), "rrf_k": self.rrf_k, "k": k})
 
     def _run(self, sql: str, params: dict) -> list[Hit]:

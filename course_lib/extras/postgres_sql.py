@@ -74,15 +74,24 @@ CREATE TABLE IF NOT EXISTS chunks (
     n_tokens int NOT NULL, content_hash text NOT NULL,
     embedding vector({dim}) NOT NULL, n_terms int NOT NULL, lexemes tsvector NOT NULL,
     fts_english tsvector GENERATED ALWAYS AS (to_tsvector('english', embedded_text)) STORED);
--- Keep each vector in its row: pgvector's default (EXTERNAL) lets a row with a long body move the
--- vector out to the TOAST table, and exact search would then read every one back from there.
-ALTER TABLE chunks ALTER COLUMN embedding SET STORAGE MAIN;
+-- Keep each vector and the terms' tsvector in its row: the defaults let a row with a long body move
+-- them out to the TOAST table, and exact search and ts_rank would then read every one back from there.
+ALTER TABLE chunks ALTER COLUMN embedding SET STORAGE MAIN, ALTER COLUMN lexemes SET STORAGE MAIN;
+-- Each posting carries its chunk's length, so BM25 scores a term from the postings alone.
 CREATE TABLE IF NOT EXISTS postings (
     term text NOT NULL, chunk_id text NOT NULL REFERENCES chunks(chunk_id) ON DELETE CASCADE,
-    tf int NOT NULL);
+    tf int NOT NULL, n_terms int NOT NULL);
+"""
+
+INDEXES = """
 CREATE INDEX IF NOT EXISTS chunks_doc ON chunks (doc, seq);
+-- BM25's scored chunks meet their page, order and kinds (filter, ties) in this index alone.
+CREATE INDEX IF NOT EXISTS chunks_ties ON chunks (chunk_id) INCLUDE (doc, seq, kinds);
+-- BM25's corpus statistics (count, mean length) read from this small index, not the wide rows.
+CREATE INDEX IF NOT EXISTS chunks_n_terms ON chunks (n_terms);
 -- A term's postings read from the index alone (an index-only scan), never from the table.
-CREATE INDEX IF NOT EXISTS postings_term_cover ON postings (term) INCLUDE (chunk_id, tf);
+CREATE INDEX IF NOT EXISTS postings_term_bm25 ON postings (term) INCLUDE (chunk_id, tf, n_terms);
+DROP INDEX IF EXISTS postings_term_cover;  -- without n_terms (stop 32's course)
 CREATE INDEX IF NOT EXISTS postings_chunk ON postings (chunk_id);
 DROP INDEX IF EXISTS postings_term;  -- the hash index of earlier versions of the course
 {hnsw_index};
@@ -91,6 +100,7 @@ CREATE INDEX IF NOT EXISTS chunks_english ON chunks USING gin (fts_english);
 """
 
 HNSW_INDEX = "CREATE INDEX IF NOT EXISTS chunks_hnsw ON chunks USING hnsw (embedding vector_cosine_ops)"
+POSTING_COLUMNS = ("term", "chunk_id", "tf", "n_terms")
 COLUMNS = ("chunk_id", "doc", "seq", "section_id", "heading_path", "kinds", "title", "context",
            "body", "embedded_text", "n_tokens", "content_hash", "embedding", "n_terms", "lexemes")
 LEXICAL = ("bm25", "ts_rank", "english")
@@ -99,10 +109,20 @@ LEXICAL = ("bm25", "ts_rank", "english")
 # ---------------------------------------------------------------------------------------------
 # The searches
 
-def dense_sql(condition: str) -> str:
+def distance_sql(*, exact: bool) -> str:
+    """The cosine distance to the query vector. Exact search adds zero to it: an index answers an
+    ORDER BY only on the expression it was built for, so PostgreSQL must scan every vector, while
+    every other part of the query keeps its indexes (the BM25 postings' index-only scans), which a
+    session-wide `enable_indexscan = off` would take away too. Adding zero changes no float."""
+    distance = "c.embedding <=> %(vec)s::vector"
+    return f"({distance}) + 0::float8" if exact else distance
+
+
+def dense_sql(condition: str, *, exact: bool = False) -> str:
     """Dense search alone (HNSW, or exact), score = cosine similarity, the `%(k)s` nearest."""
-    return (f"SELECT c.chunk_id, 1 - (c.embedding <=> %(vec)s::vector) FROM chunks c WHERE {condition} "  # noqa: S608
-            f"ORDER BY c.embedding <=> %(vec)s::vector LIMIT %(k)s")
+    distance = distance_sql(exact=exact)
+    return (f"SELECT c.chunk_id, 1 - ({distance}) FROM chunks c WHERE {condition} "  # noqa: S608
+            f"ORDER BY {distance} LIMIT %(k)s")
 
 
 def lexical_sql(lexical: str, condition: str) -> str:
@@ -126,31 +146,39 @@ def lexical_sql(lexical: str, condition: str) -> str:
 
 def bm25_sql(condition: str) -> str:
     """`BM25Retriever`'s scores in SQL: Lucene's idf from live document frequencies, each query
-    term's share added in the query's order (as the in-memory loop adds them), same floats."""
+    term's share added in the query's order (as the in-memory loop adds them), same floats.
+
+    Scored from the postings alone (each carries its chunk's length), grouped by chunk id in
+    byte order (the "C" collation: no locale-aware comparisons), and only the scored chunks are
+    then joined to `chunks` for the filter and the tie order."""
     return f"""
-        SELECT c.chunk_id, sum(ln(1::float8 + (s.n - df.df + 0.5::float8) / (df.df + 0.5::float8))
-                   * (p.tf * (%(k1)s + 1) / (p.tf + %(k1)s * (1 - %(b)s + %(b)s * c.n_terms / s.avgdl)))
-                   ORDER BY q.pos) AS score, c.doc, c.seq
-        FROM unnest(%(terms)s::text[]) WITH ORDINALITY AS q(term, pos)
-        JOIN postings p ON p.term = q.term JOIN chunks c ON c.chunk_id = p.chunk_id
-        JOIN (SELECT term, count(*)::float8 AS df FROM postings WHERE term = ANY(%(terms)s::text[])
-              GROUP BY term) df ON df.term = q.term
-        CROSS JOIN (SELECT count(*)::float8 AS n, sum(n_terms)::float8 / count(*) AS avgdl
-                    FROM chunks) s
-        WHERE {condition} GROUP BY c.chunk_id, c.doc, c.seq
-        ORDER BY score DESC, c.doc COLLATE "C", c.seq LIMIT %(n)s"""  # noqa: S608
+        WITH q AS (SELECT term, pos FROM unnest(%(terms)s::text[]) WITH ORDINALITY AS q(term, pos)),
+        s AS MATERIALIZED (SELECT count(*)::float8 AS n, sum(n_terms)::float8 / count(*) AS avgdl
+                           FROM chunks),
+        idf AS MATERIALIZED (
+            SELECT p.term, ln(1::float8 + (s.n - count(*)::float8 + 0.5::float8)
+                                        / (count(*)::float8 + 0.5::float8)) AS idf
+            FROM postings p CROSS JOIN s WHERE p.term = ANY(%(terms)s::text[]) GROUP BY p.term, s.n),
+        scored AS MATERIALIZED (
+            SELECT p.chunk_id COLLATE "C" AS chunk_id,
+                   sum(idf.idf * (p.tf * (%(k1)s + 1) / (p.tf + %(k1)s * (1 - %(b)s + %(b)s * p.n_terms / s.avgdl)))
+                       ORDER BY q.pos) AS score
+            FROM q JOIN postings p ON p.term = q.term JOIN idf ON idf.term = q.term CROSS JOIN s
+            GROUP BY 1)
+        SELECT c.chunk_id, sc.score, c.doc, c.seq FROM scored sc JOIN chunks c ON c.chunk_id = sc.chunk_id
+        WHERE {condition} ORDER BY sc.score DESC, c.doc COLLATE "C", c.seq LIMIT %(n)s"""  # noqa: S608
 
 
-def fused_sql(lexical: str, condition: str) -> str:
+def fused_sql(lexical: str, condition: str, *, exact: bool = False) -> str:
     """Dense and lexical top `%(n)s`, fused by RRF (`%(rrf_k)s`) in one query, the `%(k)s` best.
     In float8, as `retrieve.rrf` adds: the same ranks give the same fused scores, bit for bit."""
     return f"""
         WITH dense AS (
             SELECT chunk_id, doc, seq,
                    row_number() OVER (ORDER BY dist, doc COLLATE "C", seq) AS rank
-            FROM (SELECT c.chunk_id, c.doc, c.seq, c.embedding <=> %(vec)s::vector AS dist
+            FROM (SELECT c.chunk_id, c.doc, c.seq, {distance_sql(exact=exact)} AS dist
                   FROM chunks c WHERE {condition}
-                  ORDER BY c.embedding <=> %(vec)s::vector LIMIT %(n)s) d),
+                  ORDER BY {distance_sql(exact=exact)} LIMIT %(n)s) d),
         lexical AS (
             SELECT chunk_id, doc, seq,
                    row_number() OVER (ORDER BY score DESC, doc COLLATE "C", seq) AS rank
