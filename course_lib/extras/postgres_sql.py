@@ -161,7 +161,8 @@ def bm25_sql(condition: str) -> str:
             FROM postings p CROSS JOIN s WHERE p.term = ANY(%(terms)s::text[]) GROUP BY p.term, s.n),
         scored AS MATERIALIZED (
             SELECT p.chunk_id COLLATE "C" AS chunk_id,
-                   sum(idf.idf * (p.tf * (%(k1)s + 1) / (p.tf + %(k1)s * (1 - %(b)s + %(b)s * p.n_terms / s.avgdl)))
+                   sum(idf.idf * (p.tf * (%(k1)s + 1)
+                                  / (p.tf + %(k1)s * (1 - %(b)s + %(b)s * p.n_terms / s.avgdl)))
                        ORDER BY q.pos) AS score
             FROM q JOIN postings p ON p.term = q.term JOIN idf ON idf.term = q.term CROSS JOIN s
             GROUP BY 1)
