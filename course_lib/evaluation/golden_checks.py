@@ -18,6 +18,8 @@ import os
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+import lxml.etree
+import lxml.html
 from bs4 import BeautifulSoup, NavigableString, Tag
 from bs4.element import Comment
 
@@ -38,6 +40,20 @@ def visible_soup(html: str) -> BeautifulSoup:
     for tag in soup(list(_INVISIBLE)):
         tag.decompose()
     return soup
+
+
+def html_tree(html: str, *, visible_only: bool = True) -> lxml.html.HtmlElement:
+    """The page `visible_soup` reads, as a bare lxml tree: several times quicker to build than a
+    soup, for readers that count tags or read whole elements' text over a corpus (lesson 00's
+    survey, lesson 10's code blocks and table rows). `visible_only=False` keeps scripts, styles
+    and templates (a survey counts them). An empty page is an empty <html>."""
+    root = lxml.etree.fromstring(html.encode("utf-8"), lxml.html.HTMLParser(encoding="utf-8"))
+    if root is None:
+        return lxml.html.Element("html")
+    if visible_only:
+        for element in list(root.iter(*_INVISIBLE)):
+            element.drop_tree()  # its tail (the text after it) stays, as after `decompose`
+    return root
 
 
 def _text_of(node) -> str:

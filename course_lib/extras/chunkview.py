@@ -160,13 +160,14 @@ class PageParts:
 def page_parts(page: Page, content: str) -> PageParts:
     """A page's code blocks and table rows from its visible HTML, and the words of `content` (the
     text taken as the page's content, e.g. what the course's parser keeps)."""
-    from course_lib.evaluation.golden_checks import visible_soup
+    from course_lib.evaluation.golden_checks import html_tree
 
-    soup = visible_soup(page.html)
-    code = [tuple(f for line in pre.get_text().splitlines() if (f := normalize(line)))
-            for pre in soup.find_all("pre")]
-    rows = [tuple(f for cell in tr.find_all(["td", "th"], recursive=False)
-                  if (f := normalize(cell.get_text(" ")))) for tr in soup.find_all("tr")]
+    root = html_tree(page.html)  # only whole elements' text is read: no soup needed
+    code = [tuple(f for line in "".join(pre.itertext()).splitlines() if (f := normalize(line)))
+            for pre in root.iter("pre")]
+    rows = [tuple(f for cell in tr  # a row's own cells, as find_all(recursive=False) read them
+                  if cell.tag in ("td", "th") and (f := normalize(" ".join(cell.itertext()))))
+            for tr in root.iter("tr")]
     return PageParts(tuple(c for c in code if c), tuple(r for r in rows if r), words(content))
 
 
