@@ -128,3 +128,18 @@ def test_a_dense_retrievers_query_encoder_is_checked_when_set_too(chunks):
     with pytest.raises(ValueError, match="torch.*onnx.*onnx-int8"):
         dense.query_encoder = "tensorflow"
     assert dense.query_encoder == "onnx"
+
+
+def test_a_pipeline_is_built_with_its_query_encoder_in_one_keyword(chunks):
+    from course_lib.core.pipeline import Pipeline, with_query_encoder
+    from course_lib.infra.errors import UsageError
+
+    vectors = np.zeros((5, 384), np.float32)
+    hybrid = with_query_encoder(Pipeline.over(chunks[:5], vectors=vectors), "onnx")
+    assert hybrid.dense.query_encoder == "onnx"
+    assert with_query_encoder(Pipeline.over(chunks[:5], dense=False), "torch").dense is None
+    with pytest.raises(UsageError, match="has no dense stage") as err:
+        with_query_encoder(Pipeline.over(chunks[:5], dense=False), "onnx")
+    assert err.value.exit_code == 2 and "dense pipeline" in err.value.hint
+    with pytest.raises(ValueError, match="query_encoder must be one of"):
+        with_query_encoder(Pipeline.over(chunks[:5], vectors=vectors), "tensorflow")

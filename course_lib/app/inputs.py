@@ -101,16 +101,8 @@ def build_retriever(name: str, loaded, *, model: str | None, query_encoder: str 
         if name.startswith(PEER_PREFIX):  # only a peer's name imports the peers' libraries
             from course_lib.extras.peers import build_peer
 
-            pipeline = build_peer(name, loaded.pages, model=model)
-        else:
-            pipeline = build_pipeline(name, loaded.pages, model=model)
-    if query_encoder != "torch":
-        if pipeline.dense is None:
-            raise UsageError(f"--query-encoder {query_encoder}: the pipeline {name!r} has no dense stage "
-                             "to embed the question for",
-                             hint="drop --query-encoder, or pick a dense pipeline")
-        pipeline.dense.query_encoder = query_encoder
-    return pipeline
+            return build_peer(name, loaded.pages, model=model, query_encoder=query_encoder)
+        return build_pipeline(name, loaded.pages, model=model, query_encoder=query_encoder)
 
 
 def base_url(args: argparse.Namespace, loaded) -> str:

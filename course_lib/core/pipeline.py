@@ -40,6 +40,7 @@ from course_lib.core.parse import check_parse_options, parse_pages
 from course_lib.core.rerank import MaxSimReranker, Reranker, load_reranker, rerank, shortlist_size
 from course_lib.core.retrieve import DenseRetriever, HybridRetriever, Retriever, Where, check_k
 from course_lib.core.tokens import get_counter
+from course_lib.infra.errors import UsageError
 from course_lib.records import Block, Chunk, Hit, Page
 
 STAGES = ("embed query", "bm25", "dense", "fuse", "rerank")
@@ -186,14 +187,30 @@ def register(name: str, description: str) -> Callable[[Builder], Builder]:
     return add
 
 
-def build_pipeline(name: str, pages: Sequence[Page], *, model: str | None = None) -> Pipeline:
+def build_pipeline(name: str, pages: Sequence[Page], *, model: str | None = None,
+                   query_encoder: str = "torch") -> Pipeline:
     """Build a registered pipeline over pages; an unknown name lists the known ones. (Lesson 10's
-    peer libraries have their own registry: `extras.peers.build_any` builds either kind.)"""
+    peer libraries have their own registry: `extras.peers.build_any` builds either kind.)
+    `query_encoder` embeds the questions (see `with_query_encoder`)."""
     if name not in PIPELINES:
         raise KeyError(f"unknown pipeline {name!r}; known: {', '.join(PIPELINES)}")
     builder, _ = PIPELINES[name]
     pipeline = builder(pages, model=model)
     pipeline.name = name
+    return with_query_encoder(pipeline, query_encoder)
+
+
+def with_query_encoder(pipeline: Pipeline, query_encoder: str) -> Pipeline:
+    """The pipeline with its questions embedded by `query_encoder` ("torch", "onnx", "onnx-int8",
+    lesson 08); the chunk vectors are the same whichever it is, so nothing is rebuilt. A pipeline
+    without a dense stage has no question to embed: asking it for another encoder is a UsageError
+    (the command line's `--query-encoder` exits with it)."""
+    if query_encoder != "torch" and pipeline.dense is None:
+        raise UsageError(f"--query-encoder {query_encoder}: the pipeline {pipeline.name!r} has no dense "
+                         "stage to embed the question for",
+                         hint="keep the torch encoder, or pick a dense pipeline")
+    if pipeline.dense is not None:
+        pipeline.dense.query_encoder = query_encoder  # checked against the known encoders there
     return pipeline
 
 

@@ -179,22 +179,24 @@ def _write_run(path: Path, run: PeerRun) -> None:
                       "chunks": [{"id": c.id, "doc": c.doc, "body": c.body} for c in run.chunks]})
 
 
-def build_peer(name: str, pages: Sequence[Page], *, model: str | None = None) -> Pipeline:
+def build_peer(name: str, pages: Sequence[Page], *, model: str | None = None,
+               query_encoder: str = "torch") -> Pipeline:
     """The peer's chunks, at the window of `model` on these pages, searched with that embedder
     alone (dense, no BM25, no re-ranker), as the lesson 01-05 pipelines are: what differs is the
-    chunking."""
+    chunking. `query_encoder` embeds the questions (`pipeline.with_query_encoder`)."""
     chunks = run_peer(name, pages, window=measure_window(pages, model=model)).chunks
-    pipeline = Pipeline.over(chunks, model=model, bm25=False)
+    pipeline = Pipeline.over(chunks, model=model, bm25=False, query_encoder=query_encoder)
     pipeline.name = peer(name).name
     return pipeline
 
 
-def build_any(name: str, pages: Sequence[Page], *, model: str | None = None) -> Pipeline:
+def build_any(name: str, pages: Sequence[Page], *, model: str | None = None,
+              query_encoder: str = "torch") -> Pipeline:
     """A peer (`peer:NAME`) or one of the course's registered pipelines, by name: what the command
     line and the pooling script run, so a peer is compared wherever a lesson pipeline is."""
     if name.startswith(PREFIX):
-        return build_peer(name, pages, model=model)
-    return build_pipeline(name, pages, model=model)
+        return build_peer(name, pages, model=model, query_encoder=query_encoder)
+    return build_pipeline(name, pages, model=model, query_encoder=query_encoder)
 
 
 def settings_rows(window: Window) -> list[dict[str, str]]:
