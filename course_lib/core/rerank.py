@@ -27,9 +27,9 @@ from course_lib.infra import models
 from course_lib.infra.errors import ModelLoadError
 from course_lib.infra.onnx_encoder import unit_tokens
 from course_lib.infra.threads import blas_limit
-from course_lib.infra.token_index import Int8TokenIndex, StoreSize
+from course_lib.infra.token_index import Int8TokenIndex, StoreSize, index_folder
 from course_lib.infra.vector_cache import VectorStore
-from course_lib.records import Chunk, Hit, text_digest
+from course_lib.records import Chunk, Hit
 
 DEFAULT_CROSS_ENCODER = "cross-encoder/ms-marco-MiniLM-L-6-v2"
 MAXSIM = "maxsim"
@@ -306,16 +306,13 @@ def int8_token_index(chunks: Sequence[Chunk], *, reranker: MaxSimReranker | None
     """The int8 token-vector index of a chunking, built on first use (from the float16 store,
     computing what it lacks) and reopened, memory-mapped, afterwards.
 
-    Keyed by the model's id (its files' fingerprint), the re-ranker's `max_tokens` and a hash of
-    every chunk's text in order, so another chunking or model gets its own index. Pass it to
+    Keyed by `token_index.index_folder` (model, cut, every chunk's text), so another chunking or
+    model gets its own index. Pass it to
     `MaxSimReranker(index=...)`. `dims` projects the tokens onto that many principal directions
     first (see `token_index`): smaller, and judged against float16 in benchmarks/bench_serving.py.
     """
     reranker = reranker or MaxSimReranker()
-    keys = [models.text_key(c.text) for c in chunks]
-    texts_hash = text_digest("\n".join(keys))[:16]
-    folder = models.store_folder("token_index", f"{models.model_id(reranker.model)}|max_tokens="
-                                                f"{reranker.max_tokens}|int8|dims={dims}|chunks={texts_hash}")
+    keys, folder = index_folder(chunks, reranker=reranker, kind=f"int8|dims={dims}")
     found = Int8TokenIndex.open(folder)
     if found is None:
         vectors = reranker.token_vectors([c.text for c in chunks])

@@ -40,25 +40,18 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Protocol
 
 import numpy as np
 
 from course_lib import settings
-from course_lib.infra import models
-from course_lib.infra.token_index import ChunkIndex, stack_chunks, write_folder
-from course_lib.records import Chunk, text_digest
-
-
-class TokenVectorSource(Protocol):
-    """What the factory needs of a re-ranker (`core.rerank.MaxSimReranker` is one): its model, its
-    cut, and the chunks' token vectors. A protocol, so this storage module never imports the stage
-    above it."""
-
-    model: str | None
-    max_tokens: int
-
-    def token_vectors(self, texts: Sequence[str]) -> list[np.ndarray]: ...
+from course_lib.infra.token_index import (
+    ChunkIndex,
+    TokenVectorSource,
+    index_folder,
+    stack_chunks,
+    write_folder,
+)
+from course_lib.records import Chunk
 
 FILES = ("centroids.npy", "weights.npy", "cutoffs.npy", "ids.npy", "residuals.npy", "offsets.npy",
          "keys.json")
@@ -259,18 +252,13 @@ def residual_token_index(chunks: Sequence[Chunk], *, reranker: TokenVectorSource
     """The residual token-vector index of a chunking, built on first use (from the float16 store,
     computing what it lacks) and reopened, memory-mapped, afterwards.
 
-    Keyed like `rerank.int8_token_index`: the model's id, the re-ranker's `max_tokens`, the bits,
-    the centroid count asked for, the fitting sample and seed, and a hash of every chunk's text in
-    order. Pass it to `MaxSimReranker(index=...)`.
+    Keyed by `token_index.index_folder`, as `rerank.int8_token_index` is, with the bits, the
+    centroid count asked for, the fitting sample and seed. Pass it to `MaxSimReranker(index=...)`.
     """
-    keys = [models.text_key(c.text) for c in chunks]
-    texts_hash = text_digest("\n".join(keys))[:16]
-    folder = models.store_folder("token_index", f"{models.model_id(reranker.model)}|max_tokens="
-                                                f"{reranker.max_tokens}|residual|bits={bits}|centroids="
-                                                f"{centroids}|sample={settings.RESIDUAL_SAMPLE}|iterations="
-                                                f"{settings.RESIDUAL_KMEANS_ITERATIONS}|lloyd_max="
-                                                f"{settings.RESIDUAL_BUCKET_ITERATIONS}|seed="
-                                                f"{settings.SEED}|chunks={texts_hash}")
+    keys, folder = index_folder(chunks, reranker=reranker,
+                                kind=f"residual|bits={bits}|centroids={centroids}|sample={settings.RESIDUAL_SAMPLE}"
+                                     f"|iterations={settings.RESIDUAL_KMEANS_ITERATIONS}"
+                                     f"|lloyd_max={settings.RESIDUAL_BUCKET_ITERATIONS}|seed={settings.SEED}")
     found = ResidualTokenIndex.open(folder)
     if found is None:
         vectors = reranker.token_vectors([c.text for c in chunks])

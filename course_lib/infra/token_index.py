@@ -30,14 +30,41 @@ import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 import numpy as np
 
 from course_lib import settings
+from course_lib.infra import models
+from course_lib.records import Chunk, text_digest
 
 INT8_MAX = 127
 FILES = ("codes.npy", "scales.npy", "offsets.npy", "keys.json")
 PROJECTION_FILES = ("mean.npy", "projection.npy")
+
+
+class TokenVectorSource(Protocol):
+    """What the factory needs of a re-ranker (`core.rerank.MaxSimReranker` is one): its model, its
+    cut, and the chunks' token vectors. A protocol, so this storage module never imports the stage
+    above it."""
+
+    model: str | None
+    max_tokens: int
+
+    def token_vectors(self, texts: Sequence[str]) -> list[np.ndarray]: ...
+
+
+def index_folder(chunks: Sequence[Chunk], *, reranker: TokenVectorSource,
+                 kind: str) -> tuple[list[str], Path]:
+    """The chunks' text keys, and the cache folder of a `kind` of token index over them (e.g.
+    "int8|dims=None"): keyed by the model's id (its files' fingerprint), the re-ranker's
+    `max_tokens` and a hash of every chunk's text in order, so another chunking, model or cut gets
+    an index of its own. The one recipe of every compressed index's key."""
+    keys = [models.text_key(c.text) for c in chunks]
+    texts_hash = text_digest("\n".join(keys))[:16]
+    folder = models.store_folder("token_index", f"{models.model_id(reranker.model)}|max_tokens="
+                                                f"{reranker.max_tokens}|{kind}|chunks={texts_hash}")
+    return keys, folder
 
 
 def quantize(vectors: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
