@@ -695,7 +695,7 @@ def test_a_very_large_page_on_ask_gets_a_time_estimate_before_its_embedding(monk
 
     seen = []
     monkeypatch.setattr(pipeline, "build_pipeline",
-                        lambda name, pages, *, model=None: seen.append(models._ESTIMATING.get()))
+                        lambda name, pages, *, model=None, query_encoder="torch": seen.append(models._ESTIMATING.get()))
     inputs.build_retriever("limited", SimpleNamespace(pages=[]), model=None)
     assert seen == [True] and models._ESTIMATING.get() is False
 
