@@ -361,7 +361,7 @@ def test_postings_without_their_chunk_length_are_an_earlier_store_to_rebuild(url
         st.Store(conn, embedder=HashEmbedder())
     store = st.Store(conn, embedder=HashEmbedder(), rebuild=True)
     indexes = {row[0] for row in conn.execute("SELECT indexname FROM pg_indexes WHERE tablename = 'postings'")}
-    assert "postings_term_bm25" in indexes and "postings_term_cover" not in indexes and store.chunks == []
+    assert "postings_term_bm25" in indexes and store.chunks == []
     conn.close()
 
 

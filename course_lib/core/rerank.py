@@ -307,9 +307,9 @@ def int8_token_index(chunks: Sequence[Chunk], *, reranker: MaxSimReranker | None
     computing what it lacks) and reopened, memory-mapped, afterwards.
 
     Keyed by `token_index.index_folder` (model, cut, every chunk's text), so another chunking or
-    model gets its own index. Pass it to
-    `MaxSimReranker(index=...)`. `dims` projects the tokens onto that many principal directions
-    first (see `token_index`): smaller, and judged against float16 in benchmarks/bench_serving.py.
+    model gets its own index. Pass it to `MaxSimReranker(index=...)`. `dims` projects the tokens
+    onto that many principal directions first (see `token_index`): smaller, and judged against
+    float16 in benchmarks/bench_serving.py.
     """
     reranker = reranker or MaxSimReranker()
     keys, folder = index_folder(chunks, reranker=reranker, kind=f"int8|dims={dims}")

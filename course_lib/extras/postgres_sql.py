@@ -91,7 +91,6 @@ CREATE INDEX IF NOT EXISTS chunks_ties ON chunks (chunk_id) INCLUDE (doc, seq, k
 CREATE INDEX IF NOT EXISTS chunks_n_terms ON chunks (n_terms);
 -- A term's postings read from the index alone (an index-only scan), never from the table.
 CREATE INDEX IF NOT EXISTS postings_term_bm25 ON postings (term) INCLUDE (chunk_id, tf, n_terms);
-DROP INDEX IF EXISTS postings_term_cover;  -- without n_terms (stop 32's course)
 CREATE INDEX IF NOT EXISTS postings_chunk ON postings (chunk_id);
 DROP INDEX IF EXISTS postings_term;  -- the hash index of earlier versions of the course
 {hnsw_index};
