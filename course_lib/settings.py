@@ -13,7 +13,15 @@ STUB_MIN_CHARS = 200  # a page with less text than this outside its headings is 
 BOILERPLATE_MAX_PAGE_SHARE = 0.5  # frequency boilerplate: a block on more than half the pages;
 #                                   lesson 03 shows that 0.05 (the production write-up's "a few
 #                                   percent") deletes real labels here
-BOILERPLATE_MIN_PAGES = 3  # ... and on at least this many pages, so a two-page site keeps its text
+BOILERPLATE_MIN_PAGES = 2  # ... and on at least this many pages (lesson 03: 2 rather than 3 lifts the
+#                            web pages of two-page sites, bench_extraction.py)
+MAIN_LANDMARK_SHARE = 0.5  # lesson 03: a landmark (<main>, <article>...) is the main text when it holds
+#                            half of the page's reading text (text outside links) ...
+MAIN_CONTAINER_SHARE = 0.6  # ... else the smallest container holding this share and two paragraphs
+RULE_MAX_PAGE_SHARE = 0.9  # lesson 03: a furniture rule that would remove more of a page's text than
+#                            this is not applied to that page (a <form> or <header> around it all)
+LINK_DENSE_SHARE = 0.6  # lesson 03: a list or block whose text is mostly links ...
+LINK_DENSE_MAX_CHARS = 30  # ... of at most this many characters each on average is a menu
 PARSER_FAILURE_MAX_SHARE = 0.10  # a run where parser exceptions hit more pages than this is an error
 PARSER_FAILURE_MIN_PAGES = 3  # ... and at least this many pages
 SURVEY_REPEAT_SHARE = 0.5  # lesson 00: a text on at least half the pages is "repeated"

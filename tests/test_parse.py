@@ -134,7 +134,6 @@ def test_structural_boilerplate_is_dropped_and_content_kept():
     blocks = blocks_of("boilerplate.html")
     assert texts(blocks) == [
         "Python – Decorators",
-        "Posted by the author",
         "A decorator wraps a function and returns another one, see the docs.",
         "```python\n@timer\ndef work():\n    return 42\n```",
         "Cookie objects",
@@ -150,8 +149,9 @@ def test_boilerplate_removal_can_be_switched_off_to_measure_it():
                   "Banner role text", "Contentinfo role text", "Site footer text", "Tags: python",
                   "Subscribe form label", "Copy"):
         assert noise in kept, noise
-    # what is never text, whatever the settings
-    for never in ("script text", "noscript text", "Template text", ".x{}"):
+    # what is never text, whatever the settings (<noscript> is a furniture rule, "hidden": on some
+    # pages it holds the whole text, so it is guarded like the others)
+    for never in ("var tracking", "Template text", ".x{}"):
         assert never not in kept, never
     dropped = "\n".join(texts(blocks_of("boilerplate.html", main_selector=None)))
     assert "We use cookies" not in dropped and "Site footer text" not in dropped
@@ -271,6 +271,10 @@ def test_nested_table_is_linearised_inside_its_cell_once(table_blocks):
 
 def test_layout_tables_are_read_as_text():
     blocks = blocks_of("tables.html")
+    layout = [b.text for b in blocks if b.heading_path[-1] == "Layout" and b.kind != "heading"]
+    # the table whose id is "navbar" is furniture by its name; without that rule it is read as text
+    assert layout == ["Home", "Downloads", "Left column prose.", "Right column prose."]
+    blocks = blocks_of("tables.html", skip_rules=("furniture words",))
     layout = [b.text for b in blocks if b.heading_path[-1] == "Layout" and b.kind != "heading"]
     assert layout == ["Home", "Downloads", "Left column prose.", "Right column prose.", "Previous", "Up | Next"]
     assert {b.kind for b in blocks if b.heading_path[-1] == "Layout"} == {"heading", "text"}
@@ -521,7 +525,8 @@ def test_stubs():
 def test_parse_corpus_counts_every_skip_and_keeps_going():
     names = ["sphinx_page.html", "empty.html", "notes.html", "image.html", "stub.html", "missing.html", "tables.html"]
     paths = [FIXTURES / n for n in names]
-    pages = [Page("inline.html", "<h1>Inline</h1>" + "<p>words</p>" * 50), Page("blank.html", "  ")]
+    pages = [Page("inline.html", "<h1>Inline</h1>" + "".join(f"<p>words {i}</p>" for i in range(50))),
+             Page("blank.html", "  ")]
     parsed, skipped = parse_corpus(paths + pages)
     assert list(parsed) == [str(FIXTURES / "sphinx_page.html"), str(FIXTURES / "tables.html"), "inline.html"]
     assert [(Path(p).name, reason) for p, reason in skipped] == [
@@ -550,6 +555,7 @@ def test_parse_file_names_the_file_a_parser_broke_on(monkeypatch):
     def broken(html, **kwargs):
         raise RecursionError("maximum recursion depth exceeded")
 
+    monkeypatch.setattr(parse_module, "parse_page", broken)
     monkeypatch.setattr(parse_module, "parse_blocks", broken)
     with pytest.raises(ParseError) as err:
         parse_file(FIXTURES / "lists.html")

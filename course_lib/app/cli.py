@@ -10,6 +10,8 @@
     compare "QUESTION" [--against NAME]     the naive pipeline and the final one side by side
     golden-draft --corpus DIR --out FILE [--n 40] [--force]
                                             draft golden lines: sampled evidence, questions left blank
+    extract PAGE.html [--why]               the text the parse stage keeps of one page; --why adds the
+                                            main-content choice and each removed block with its rule
 
 Every command reports the pages it skipped or repaired (and why) before it builds anything, and
 says on stderr what a long stage is doing. Bad input gets one line on stderr,
@@ -113,6 +115,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     command("check", "environment self-check", commands.check)
     command("pipelines", "list the pipelines", commands.list_pipelines)
+    extract = command("extract", "the text the parse stage keeps of one page", commands.extract)
+    extract.add_argument("page", type=Path, help="an HTML file")
+    extract.add_argument("--why", action="store_true",
+                         help="also show the main-content choice and each removed block with its rule")
     _add_golden_commands(command)
     _add_question_commands(command)
     return parser

@@ -40,6 +40,31 @@ def validate_golden(args: argparse.Namespace) -> int:
     return 1 if result.problems else 0
 
 
+def extract(args: argparse.Namespace) -> int:
+    """The kept text of one page; with --why, what was chosen as its main text and each block
+    removed, with the rule that removed it, so a learner sees what their own site loses."""
+    from course_lib.core.chunking import blocks_to_text
+    from course_lib.core.parse import parse_page_file
+
+    parsed = parse_page_file(args.page, explain=args.why)
+    say(blocks_to_text(parsed.blocks))
+    if args.why:
+        main = parsed.main
+        say(f"\n--- why: main content {main.label} ({main.reason}; "
+            f"{main.share:.0%} of the page's reading text)")
+        for rule in parsed.furniture.held_back:
+            say(f"held back: rule '{rule}' would have removed nearly all of the page's text: not applied")
+        for removed in (r for r in parsed.furniture.removed if r.text):  # empty holders are only counted
+            text = removed.text if len(removed.text) <= _WHY_CHARS else removed.text[:_WHY_CHARS] + " …"
+            say(f"removed by '{removed.rule}' ({removed.element}): {text}")
+        counts = ", ".join(f"{rule} {n}" for rule, n in parsed.furniture.counts.most_common())
+        say(f"--- {len(parsed.blocks)} blocks kept; removed: {counts or 'nothing'}")
+    return 0
+
+
+_WHY_CHARS = 160  # a removed block is shown by its first characters
+
+
 def list_pipelines(args: argparse.Namespace) -> int:
     from course_lib.core.pipeline import PIPELINES
 

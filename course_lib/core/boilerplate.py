@@ -1,40 +1,80 @@
-"""Boilerplate, by structure (CSS selectors for page furniture) and by frequency across a corpus."""
+"""Boilerplate, by structure (named furniture rules) and by frequency across a corpus.
+
+Page furniture is removed by named rules before any text is read (`FURNITURE_RULES`, one line
+each, switchable one at a time with `parse_blocks(skip_rules=...)`): the HTML5 and ARIA landmarks
+of furniture (nav, header, footer, aside), hidden elements, dialogs, forms and buttons, cookie
+notices, Sphinx's own furniture, class and id names that say "menu" or "share" as whole words,
+and link-dense lists. `remove_furniture` counts what each rule removes, and never applies a rule
+that would take nearly all of a page's text (`settings.RULE_MAX_PAGE_SHARE`): a `<form>` around
+an ASP.NET page, an unclosed `<header>` or a paywall `<aside>` around the article would otherwise
+leave nothing. What no rule names shows itself by repeating across a site's pages
+(`drop_frequent_blocks`).
+"""
 from __future__ import annotations
 
 import re
 from collections import Counter
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache
 
 import soupsieve
 from bs4.element import Tag
 
 from course_lib import settings
-from course_lib.core.html_parts import collapse
+from course_lib.core.html_parts import collapse, text_of
+from course_lib.core.main_content import Measure, describe, measure
 from course_lib.records import Block, text_digest
 
-# Page furniture, removed by structure before any text is read. docutils >= 0.18 writes
-# footnotes, "Abstract" topics and sidebars as <aside>: those are content and are kept.
-STRUCTURAL_BOILERPLATE = (
-    "nav", "header:not(article header, main header, [role=main] header)", "footer",
-    "aside:not(.footnote, .footnote-list, .citation, .topic, .sidebar:has(> .sidebar-title))",
-    '[role="navigation"]', '[role="banner"]', '[role="contentinfo"]', '[role="search"]',
-    "div.sphinxsidebar", "div.related", "div.footer", "div.mobile-nav", "form", "button",
-    "div.toctree-wrapper",  # a Sphinx table of contents inside the page: links to other pages
-    # Cookie and consent notices. Not a bare [id*=cookie]: that would delete the docs of
-    # http.cookies (<section id="cookie-objects">, <dt id="http.cookiejar.CookieJar">).
-    ':is(div, aside, dialog, p, span, ul)[class*="cookie-"], :is(div, aside, dialog)[id*="cookie-"]',
-    ':is(div, aside, dialog)[class*="consent"], :is(div, aside, dialog)[id*="consent"]',
-    ':is(div, aside, dialog)[class*="gdpr"], :is(div, aside, dialog)[id*="gdpr"]',
-)
+# docutils >= 0.18 writes footnotes, "Abstract" topics and sidebars as <aside>: those are content.
+_CONTENT_ASIDES = ".footnote, .footnote-list, .citation, .topic, .sidebar:has(> .sidebar-title)"
+_OUTSIDE_CONTENT = "article, main, [role=main]"
+_CONTENT_ASIDE = soupsieve.compile(f"{_CONTENT_ASIDES}, .sidebar-title")  # a docutils sidebar's title too
+# Page furniture by structure: the named rules' selectors, in the order they are tried.
+STRUCTURE_RULES = {
+    "navigation": ("nav", '[role="navigation"]', '[role="menubar"]'),
+    "header": (f"header:not({_OUTSIDE_CONTENT} header)", '[role="banner"]'),
+    "footer": ("footer", '[role="contentinfo"]'),
+    "aside": (f"aside:not({_CONTENT_ASIDES})", '[role="complementary"]'),
+    "search": ('[role="search"]',),
+    "forms and buttons": ("form", "button"),
+    "dialogs": ("dialog", '[role="dialog"]', '[role="alertdialog"]', '[aria-modal="true"]'),
+    "hidden": ("[hidden]", '[aria-hidden="true"]', "noscript", ".sr-only", ".visually-hidden",
+               ".visuallyhidden", ".screen-reader-text", ".screenreader"),
+    "sphinx furniture": ("div.sphinxsidebar", "div.related", "div.footer", "div.mobile-nav",
+                         "div.toctree-wrapper"),  # a table of contents inside the page: links elsewhere
+    # Not a bare [id*=cookie]: that would delete the docs of http.cookies (<section id="cookie-objects">).
+    "cookie notices": (':is(div, aside, dialog, p, span, ul)[class*="cookie-"]',
+                       ':is(div, aside, dialog)[id*="cookie-"]', ':is(div, aside, dialog)[class*="consent"]',
+                       ':is(div, aside, dialog)[id*="consent"]', ':is(div, aside, dialog)[class*="gdpr"]',
+                       ':is(div, aside, dialog)[id*="gdpr"]'),
+}
+STRUCTURAL_BOILERPLATE = tuple(sel for name, sels in STRUCTURE_RULES.items() if name != "hidden"
+                               for sel in sels)
+# Class and id words that name furniture, matched as whole words ("share-bar" yes, "shared" no).
+FURNITURE_WORDS = frozenset("""
+    menu menus navbar navigation sidebar share sharing social related recommended
+    cookie cookies consent newsletter subscribe subscription promo promotion advert advertisement ad ads
+    banner breadcrumb breadcrumbs pagination pager skip masthead toolbar popup modal signup
+    author bio byline meta tags respond cta btn button disclaimer signature sponsored trending
+""".split())
+_INLINE_STYLE_HIDDEN = re.compile(r"display\s*:\s*none|visibility\s*:\s*hidden", re.I)
+_WORD = re.compile(r"[a-z0-9]+")
+_LINK_LIST_TAGS = frozenset(("ul", "ol", "div", "section", "table"))  # not <p>: prose may be all links
+_ANCHOR_TAGS = frozenset("section dt dd li span a h1 h2 h3 h4 h5 h6".split())
+_PROTECTED = ("h1", "main", "article")  # furniture never holds the page's title or main landmark ...
+_PROSE_PARAGRAPHS = 3  # ... nor three paragraphs of prose
+# Rules that hold whatever they match, however much prose: what is hidden is not read.
+_ANY_SIZE = frozenset(("hidden", "dialogs", "cookie notices", "sphinx furniture", "search"))
+FURNITURE_RULES = (*STRUCTURE_RULES, "inline hidden", "furniture words", "link-dense")
+REPEATED = "repeated within the page"  # not a rule on elements: the parser's last step (drop_repeats)
 # Decoration attached to content: permalink pilcrows, "[source]" links, copy buttons, line numbers.
 DECORATION = (
     "a.headerlink", ".viewcode-link", ".viewcode-back", "span.linenos", "[class*=copybtn]",
     "[class*=copy-btn]", "[class*=copybutton]", "[class*=copy-button]", "[data-clipboard-target]",
 )
 # Never text, whatever the settings: their strings are code, styling or widgets.
-NEVER_CONTENT = ("script", "style", "noscript", "template", "svg", "iframe", "canvas", "object",
+NEVER_CONTENT = ("script", "style", "template", "svg", "iframe", "canvas", "object",
                  "embed", "select", "input", "textarea")
 
 
@@ -96,6 +136,140 @@ def _remove(root: Tag, selectors: tuple[str, ...]) -> int:
         if not tag.decomposed:  # an ancestor may already have taken it
             tag.decompose()
     return len(doomed)
+
+
+# ----------------------------------------------------------------------------- named rules
+
+@dataclass(frozen=True)
+class Removed:
+    """One element a furniture rule removed: the rule's name, what it was, and its text."""
+
+    rule: str
+    element: str
+    text: str
+
+
+@dataclass
+class FurnitureReport:
+    """What `remove_furniture` did to one page: elements removed (by rule) and rules held back."""
+
+    removed: list[Removed] = field(default_factory=list)
+    counts: Counter = field(default_factory=Counter)  # rule -> elements removed
+    held_back: list[str] = field(default_factory=list)  # rules that would have emptied the page
+    explain: bool = False  # keep the text of what was removed
+
+
+def _words(tag: Tag) -> set[str]:
+    """The lowercase words of an element's class and id ("share-bar sticky" -> share, bar, sticky).
+
+    Not the id of a section, a term or a heading: documentation derives those from their text
+    (`<section id="cookie-objects">`, `<dt id="term-meta-path-finder">`), so they name content.
+    """
+    classes = tag.get("class") or ""
+    names = classes if isinstance(classes, str) else " ".join(classes)
+    if tag.name not in _ANCHOR_TAGS and "section" not in names:
+        names += " " + str(tag.get("id") or "")
+    return set(_WORD.findall(names.lower()))
+
+
+def _is_link_dense(m: Measure) -> bool:
+    """Mostly links, and short ones: a menu, a tag cloud, a list of related pages (not teasers)."""
+    return (m.links >= 3 and m.link_density >= settings.LINK_DENSE_SHARE
+            and m.link_chars / m.links <= settings.LINK_DENSE_MAX_CHARS)
+
+
+class _Rules:
+    """The furniture rules in force for one page, and the one test that finds an element's rule."""
+
+    def __init__(self, names: tuple[str, ...], sizes: dict[int, Measure], total: int) -> None:
+        self.names, self.sizes, self.total = names, sizes, total
+        self.selectors = [(name, *_compiled(STRUCTURE_RULES[name]))
+                          for name in names if name in STRUCTURE_RULES]
+
+    def small(self, tag: Tag) -> bool:
+        """Furniture is a small part of a page: it holds neither the page's title, nor its main
+        landmark, nor three paragraphs of prose, nor half its text."""
+        m = self.sizes.get(id(tag))
+        return (m is not None and m.chars < 0.5 * self.total and m.paragraphs < _PROSE_PARAGRAPHS
+                and tag.name not in _PROTECTED and tag.find(_PROTECTED) is None)
+
+    def rule_of(self, tag: Tag, *, in_landmark: bool = False) -> str | None:
+        """The name of the first rule in force that matches `tag`, or None. Inside a landmark of
+        the main text (`in_landmark`) a link-dense list is content: a list of API references."""
+        hay = None
+        for name, matcher, tokens in self.selectors:
+            if tokens is not None:
+                hay = hay or _hay(tag)
+                if not any(t in hay for t in tokens):
+                    continue
+            if matcher.match(tag) and (name in _ANY_SIZE or self.small(tag)):
+                return name
+        if "inline hidden" in self.names and _INLINE_STYLE_HIDDEN.search(str(tag.get("style") or "")):
+            return "inline hidden"
+        if ("furniture words" in self.names and _words(tag) & FURNITURE_WORDS and self.small(tag)
+                and not _CONTENT_ASIDE.match(tag)):
+            return "furniture words"
+        if ("link-dense" in self.names and not in_landmark and tag.name in _LINK_LIST_TAGS
+                and _is_link_dense(self.sizes.get(id(tag), Measure())) and self.small(tag)):
+            return "link-dense"
+        return None
+
+    def matches(self, root: Tag) -> dict[str, list[Tag]]:
+        """The outermost elements under `root` each rule matches, in document order."""
+        found: dict[str, list[Tag]] = {}
+        stack = [(c, False) for c in reversed(root.contents) if isinstance(c, Tag)]
+        while stack:
+            tag, in_landmark = stack.pop()
+            name = self.rule_of(tag, in_landmark=in_landmark)
+            if name is not None:
+                found.setdefault(name, []).append(tag)
+            else:
+                inside = in_landmark or tag.name in ("main", "article") or tag.get("role") == "main"
+                stack.extend((c, inside) for c in reversed(tag.contents) if isinstance(c, Tag))
+        return found
+
+
+def _hay(tag: Tag) -> str:
+    return " ".join([tag.name, *(f"{k} {' '.join(v) if isinstance(v, list) else v}"
+                                 for k, v in tag.attrs.items())]).lower()
+
+
+def remove_furniture(
+    root: Tag,
+    *,
+    skip_rules: tuple[str, ...] = (),
+    max_share: float = settings.RULE_MAX_PAGE_SHARE,
+    explain: bool = False,
+) -> FurnitureReport:
+    """Remove the page furniture under `root`, rule by named rule; return what each removed.
+
+    A rule whose matches hold more than `max_share` of the page's text is held back on this page
+    (named in the report) and the others are tried again without it, so no rule empties a page.
+    `explain` keeps the text of every removed element (for `course-lib extract --why`).
+    """
+    unknown = sorted(set(skip_rules) - set(FURNITURE_RULES))
+    if unknown:
+        raise ValueError(f"unknown furniture rule(s) {', '.join(unknown)}; "
+                         f"known: {', '.join(FURNITURE_RULES)}")
+    sizes = measure(root)
+    total = sizes[id(root)].chars
+    report = FurnitureReport(explain=explain)
+    names = tuple(n for n in FURNITURE_RULES if n not in skip_rules)
+    while True:
+        found = _Rules(names, sizes, total).matches(root)
+        greedy = [n for n, tags in found.items()
+                  if total and sum(sizes[id(t)].chars for t in tags) > max_share * total]
+        if not greedy:
+            break
+        report.held_back += greedy
+        names = tuple(n for n in names if n not in greedy)
+    for name in names:
+        for tag in found.get(name, ()):
+            if explain:
+                report.removed.append(Removed(name, describe(tag), collapse(text_of(tag))))
+            report.counts[name] += 1
+            tag.decompose()
+    return report
 
 
 # ----------------------------------------------------------------------------- frequency

@@ -23,7 +23,7 @@ import json
 import logging
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import bs4
@@ -34,11 +34,15 @@ from course_lib import settings
 from course_lib.core.boilerplate import (
     DECORATION,
     NEVER_CONTENT,
-    STRUCTURAL_BOILERPLATE,
+    REPEATED,
+    FurnitureReport,
+    Removed,
     _remove,
+    remove_furniture,
 )
 from course_lib.core.decode import decode_html
 from course_lib.core.html_parts import collapse, repair_raw_pre, text_of
+from course_lib.core.main_content import LANDMARKS, MainChoice, choose_main, describe
 from course_lib.core.walker import walk_blocks
 from course_lib.infra.errors import ParseError, ParserFailures
 from course_lib.infra.json_cache import cache_path, code_digest, read_json, write_json
@@ -47,8 +51,8 @@ from course_lib.infra.vector_cache import warn_once
 from course_lib.records import Block, Page, text_digest
 
 log = logging.getLogger("course_lib.parse")
-# Tried in order; the first that matches is the page's main content, else the whole <body>.
-MAIN_SELECTOR = ('[role="main"]', "main", "article")
+# The landmarks of the main content; `choose_main` takes one only when it holds the text.
+MAIN_SELECTOR = LANDMARKS
 
 
 # ----------------------------------------------------------------------------- public API
@@ -73,24 +77,43 @@ def make_soup(html: str, parser: str = "lxml") -> BeautifulSoup:
         return BeautifulSoup(html, "html.parser")
 
 
-def parse_blocks(
+@dataclass(frozen=True)
+class ParsedPage:
+    """One page parsed: its blocks, the element read as its main text and why, and what the
+    furniture rules removed (with `explain=True`, every removed element's text)."""
+
+    blocks: list[Block]
+    main: MainChoice
+    furniture: FurnitureReport
+
+
+def parse_page(
     html: str | bytes,
     *,
     title: str | None = None,
     main_selector: str | tuple[str, ...] | None = MAIN_SELECTOR,
+    choose_by_evidence: bool = True,
     parser: str = "lxml",
     drop_boilerplate: bool = True,
+    skip_rules: tuple[str, ...] = (),
     drop_decoration: bool = True,
     definition_paths: bool = True,
-) -> list[Block]:
-    """Turn one HTML page into its stream of blocks, in document order.
+    drop_repeats: bool = True,
+    explain: bool = False,
+) -> ParsedPage:
+    """Turn one HTML page into its stream of blocks, in document order, and say how.
 
-    Reads the main content (the first match of `main_selector`, else <body>), after removing
-    `STRUCTURAL_BOILERPLATE` (if `drop_boilerplate`) and `DECORATION` such as the pilcrow
-    permalinks (if `drop_decoration`). Layout wrappers (div, section, span around blocks...)
-    are walked through; the walk stops at the first block-level element, so no text appears
-    twice. The page title (`title`, else the first <h1>, else <title>) is the first element of
-    every heading path. Each lesson flips one keyword and measures the effect.
+    First the furniture rules remove page furniture from the whole `<body>` (if
+    `drop_boilerplate`; `skip_rules` names rules to leave out, see `boilerplate.FURNITURE_RULES`),
+    with `DECORATION` such as the pilcrow permalinks (if `drop_decoration`). Then the main content
+    is chosen among what is left (`main_content.choose_main`: the landmark in `main_selector` that
+    holds the text, else the container where the text is concentrated, else the body);
+    `choose_by_evidence=False` takes the first landmark that matches instead, and
+    `main_selector=None` reads the whole body. A paragraph or list item whose exact text the page
+    already showed (a menu's mobile copy, a review printed twice) is kept once (`drop_repeats`).
+    Layout wrappers are walked through; the walk stops
+    at the first block-level element, so no text appears twice. The page title (`title`, else the
+    first <h1>, else <title>) is the first element of every heading path.
     """
     if isinstance(html, bytes):
         html = decode_html(html)
@@ -98,18 +121,62 @@ def parse_blocks(
     soup = make_soup(html, parser)
     if re.search(r"<pre\b", html, re.I):
         repair_raw_pre(soup, html)
-    selectors = (main_selector,) if isinstance(main_selector, str) else tuple(main_selector or ())
-    root = next((m for m in (soup.select_one(s) for s in selectors) if m is not None), None)
-    if root is None:
-        root = soup.body if soup.body is not None else soup
-    _remove(root, NEVER_CONTENT + (DECORATION if drop_decoration else ())
-            + (STRUCTURAL_BOILERPLATE if drop_boilerplate else ()))
+    body = soup.body if soup.body is not None else soup
+    _remove(body, NEVER_CONTENT + (DECORATION if drop_decoration else ()))
+    furniture = (remove_furniture(body, skip_rules=skip_rules, explain=explain) if drop_boilerplate
+                 else FurnitureReport(explain=explain))
+    main = _main_of(body, main_selector, by_evidence=choose_by_evidence)
+    root = main.element
     if title is None:
         h1 = root.find("h1")
         title_tag = soup.find("title")
         title = collapse(text_of(h1)) if h1 is not None else ""
         title = title or (collapse(title_tag.get_text()) if title_tag is not None else "")
-    return _without_controls(walk_blocks(root, title=title, definition_paths=definition_paths))
+    blocks = _without_controls(walk_blocks(root, title=title, definition_paths=definition_paths))
+    if drop_repeats:
+        blocks = _without_repeats(blocks, furniture)
+    return ParsedPage(blocks, main, furniture)
+
+
+_REPEATABLE = ("text", "list_item")  # headings, code, tables and definitions may rightly repeat
+
+
+def _without_repeats(blocks: list[Block], report: FurnitureReport) -> list[Block]:
+    """The blocks without a second copy of a paragraph or list item already shown under the same
+    heading path (the same answer under two FAQ questions is two answers, and stays)."""
+    seen: set[tuple[str, str, tuple[str, ...]]] = set()
+    kept = []
+    for block in blocks:
+        key = (block.kind, block.text, block.heading_path)
+        if block.kind in _REPEATABLE and key in seen:
+            report.counts[REPEATED] += 1
+            if report.explain:
+                report.removed.append(Removed(REPEATED, block.kind, block.text))
+            continue
+        seen.add(key)
+        kept.append(block)
+    return kept
+
+
+def _main_of(body, main_selector: str | tuple[str, ...] | None, *, by_evidence: bool) -> MainChoice:
+    """The element to read: by evidence, the first landmark that matches, or the whole body."""
+    selectors = (main_selector,) if isinstance(main_selector, str) else tuple(main_selector or ())
+    if not selectors:
+        return MainChoice(body, describe(body), "main_selector=None: the whole body", 1.0)
+    if by_evidence:
+        return choose_main(body, landmarks=selectors)
+    first = next((m for m in (body.select_one(s) for s in selectors) if m is not None), None)
+    if first is None:
+        return MainChoice(body, describe(body), "no landmark matches: the whole body", 1.0)
+    return MainChoice(first, describe(first), "the first landmark that matches", 1.0)
+
+
+def parse_blocks(html: str | bytes, **options) -> list[Block]:
+    """The blocks of one HTML page, in document order: `parse_page(html, **options).blocks`.
+
+    Each lesson flips one keyword of `parse_page` and measures the effect.
+    """
+    return parse_page(html, **options).blocks
 
 
 def _without_controls(blocks: list[Block]) -> list[Block]:
@@ -144,7 +211,7 @@ def check_parse_options(options: Mapping[str, object], *, extra: tuple[str, ...]
     Checked at the call, before any page is read: passed on, a misspelt option would make
     `parse_blocks` raise on every page, each recorded as a page-level "parser failed".
     """
-    known = {n for n, p in inspect.signature(parse_blocks).parameters.items() if p.kind is p.KEYWORD_ONLY}
+    known = {n for n, p in inspect.signature(parse_page).parameters.items() if p.kind is p.KEYWORD_ONLY}
     unknown = sorted(set(options) - known - set(extra))
     if unknown:
         raise TypeError(f"unknown parser option(s) {', '.join(unknown)}; "
@@ -155,8 +222,13 @@ def parse_file(path: str | Path, **kwargs) -> list[Block]:
     """Read, decode and parse one HTML file; raise ParseError with a clear reason if it is not HTML.
 
     Empty, binary (NUL bytes) and tag-less files are refused before parsing; a parser that still
-    fails is reported with the file's path. Keyword arguments go to `parse_blocks`.
+    fails is reported with the file's path. Keyword arguments go to `parse_page`.
     """
+    return parse_page_file(path, **kwargs).blocks
+
+
+def parse_page_file(path: str | Path, **kwargs) -> ParsedPage:
+    """`parse_file`, returning the whole `ParsedPage`: what `course-lib extract --why` shows."""
     check_parse_options(kwargs, extra=())
     try:
         raw = Path(path).read_bytes()
@@ -169,7 +241,7 @@ def parse_file(path: str | Path, **kwargs) -> list[Block]:
     text = decode_html(raw)
     _check_html(text, path)
     try:
-        return parse_blocks(text, **kwargs)
+        return parse_page(text, **kwargs)
     except Exception as err:  # noqa: BLE001 - say which file broke the parser, and how
         raise ParseError(path, f"parser failed: {type(err).__name__}: {err}") from err
 
@@ -229,6 +301,7 @@ def parse_corpus(
 
 # Every module whose code decides what a page parses into: an edit to any of them parses again.
 PARSE_STACK = ("course_lib.core.parse", "course_lib.core.walker", "course_lib.core.html_parts",
+               "course_lib.core.main_content",
                "course_lib.core.boilerplate", "course_lib.core.decode", "course_lib.infra.safe_text",
                "course_lib.records", "course_lib.settings")
 _PARSE_CACHE_FORMAT = "parsed-pages-2"  # 2: sealed by the pages' hashes

@@ -1,0 +1,124 @@
+"""Where a page's main text is: chosen by evidence, not by the first selector that matches.
+
+Documentation marks its main text (`role="main"`, `<main>`); the rest of the web often does not,
+or marks a reader comment, an empty microdata holder or a search form as an `<article>`. So every
+element is measured once (`measure`): its characters of text, how many of them are link text, and
+how many paragraphs it holds. A reader's text is the text that is not links (`content`). Then
+`choose_main` takes, in this order:
+
+1. the landmark (`LANDMARKS`) with the most content, when it holds at least
+   `settings.MAIN_LANDMARK_SHARE` of the page's content: the author's own mark wins when it is true;
+2. else the smallest container holding at least `settings.MAIN_CONTAINER_SHARE` of the content
+   and at least two paragraphs: where the text is concentrated;
+3. else the whole `<body>`.
+
+A landmark holding a small part of the text (a comment, a form, an empty holder) never wins, and a
+listing of twenty `<article>` teasers, none of which holds most of the text, is read whole.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from bs4.element import Tag
+
+from course_lib import settings
+from course_lib.core.html_parts import is_text
+
+# The author's marks of the main text, as CSS selectors.
+LANDMARKS = ('[role="main"]', "main", "article", '[itemprop="articleBody"]')
+# Elements that may hold the main text when no landmark does.
+CONTAINERS = frozenset("div section article main td form span".split())
+_PARAGRAPH_TAGS = frozenset("p pre table li dd blockquote".split())
+_PARAGRAPH_MIN_CHARS = 40  # a "paragraph" of fewer characters is a label, a price, a button
+
+
+@dataclass(frozen=True)
+class Measure:
+    """What an element holds: characters of text, of link text, links, and paragraphs of 40+ characters."""
+
+    chars: int = 0
+    link_chars: int = 0
+    paragraphs: int = 0
+    links: int = 0
+
+    @property
+    def content(self) -> int:
+        """Characters a reader reads rather than clicks."""
+        return self.chars - self.link_chars
+
+    @property
+    def link_density(self) -> float:
+        return self.link_chars / self.chars if self.chars else 0.0
+
+
+def measure(root: Tag) -> dict[int, Measure]:
+    """`Measure` of `root` and of every element under it, keyed by `id(element)`, in one pass.
+
+    Elements are visited in reverse document order, so each element's children are measured
+    before it and its figures are their sums: linear in the size of the page, no recursion.
+    """
+    nodes = [root, *root.descendants]
+    sizes: dict[int, Measure] = {}
+    for node in reversed(nodes):
+        if not isinstance(node, Tag):
+            continue
+        chars = link_chars = paragraphs = links = 0
+        for child in node.contents:
+            if isinstance(child, Tag):
+                m = sizes.get(id(child))
+                if m is not None:
+                    chars, link_chars = chars + m.chars, link_chars + m.link_chars
+                    paragraphs, links = paragraphs + m.paragraphs, links + m.links
+            elif is_text(child):
+                chars += len(child.strip())
+        if node.name == "a" and node.get("href") is not None:
+            link_chars, links = chars, 1
+        if node.name in _PARAGRAPH_TAGS and chars - link_chars >= _PARAGRAPH_MIN_CHARS:
+            paragraphs += 1
+        sizes[id(node)] = Measure(chars, link_chars, paragraphs, links)
+    return sizes
+
+
+@dataclass(frozen=True)
+class MainChoice:
+    """The element read as the page's main text, and why it was chosen."""
+
+    element: Tag
+    label: str  # e.g. 'main#content', 'div.entry-content'
+    reason: str
+    share: float  # the share of the page's content it holds
+
+
+def describe(tag: Tag) -> str:
+    """A short CSS-like name for an element: `div#main.post.entry`."""
+    ident = f"#{tag['id']}" if tag.get("id") else ""
+    classes = "".join(f".{c}" for c in (tag.get("class") or ())[:3])
+    return f"{tag.name}{ident}{classes}"
+
+
+def choose_main(
+    body: Tag,
+    *,
+    landmarks: tuple[str, ...] = LANDMARKS,
+    landmark_share: float = settings.MAIN_LANDMARK_SHARE,
+    container_share: float = settings.MAIN_CONTAINER_SHARE,
+) -> MainChoice:
+    """The element that holds the page's main text (see the module docstring for the rule)."""
+    sizes = measure(body)
+    total = sizes[id(body)].content or 1
+
+    def share(tag: Tag) -> float:
+        return sizes[id(tag)].content / total
+
+    marks = [tag for tag in (body.select(", ".join(landmarks)) if landmarks else ()) if id(tag) in sizes]
+    if marks:
+        best = max(marks, key=lambda tag: sizes[id(tag)].content)
+        if share(best) >= landmark_share:
+            return MainChoice(best, describe(best), "the landmark that holds the text", share(best))
+    holders = [tag for tag in body.find_all(CONTAINERS)
+               if share(tag) >= container_share and sizes[id(tag)].paragraphs >= 2]
+    if holders:
+        smallest = min(holders, key=lambda tag: sizes[id(tag)].chars)
+        return MainChoice(smallest, describe(smallest), "the smallest container that holds most of the text",
+                          share(smallest))
+    return MainChoice(body, describe(body), "no element holds most of the text: the whole body", 1.0)
