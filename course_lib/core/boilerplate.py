@@ -185,6 +185,7 @@ class _Rules:
         self.names, self.sizes, self.total = names, sizes, total
         self.selectors = [(name, *_compiled(STRUCTURE_RULES[name]))
                           for name in names if name in STRUCTURE_RULES]
+        self.too_big: set[str] = set()  # rules that matched an element holding nearly all the text
 
     def small(self, tag: Tag) -> bool:
         """Furniture is a small part of a page: it holds neither the page's title, nor its main
@@ -202,8 +203,12 @@ class _Rules:
                 hay = hay or _hay(tag)
                 if not any(t in hay for t in tokens):
                     continue
-            if matcher.match(tag) and (name in _ANY_SIZE or self.small(tag)):
-                return name
+            if matcher.match(tag):
+                if name in _ANY_SIZE or self.small(tag):
+                    return name
+                if self.sizes[id(tag)].chars > settings.RULE_MAX_PAGE_SHARE * self.total:
+                    self.too_big.add(name)  # a <form> around the page: held back, and reported
+
         if "inline hidden" in self.names and _INLINE_STYLE_HIDDEN.search(str(tag.get("style") or "")):
             return "inline hidden"
         if ("furniture words" in self.names and _words(tag) & FURNITURE_WORDS and self.small(tag)
@@ -256,7 +261,9 @@ def remove_furniture(
     report = FurnitureReport(explain=explain)
     names = tuple(n for n in FURNITURE_RULES if n not in skip_rules)
     while True:
-        found = _Rules(names, sizes, total).matches(root)
+        rules = _Rules(names, sizes, total)
+        found = rules.matches(root)
+        report.held_back += sorted(rules.too_big - set(report.held_back))
         greedy = [n for n, tags in found.items()
                   if total and sum(sizes[id(t)].chars for t in tags) > max_share * total]
         if not greedy:

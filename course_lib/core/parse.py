@@ -128,7 +128,7 @@ def parse_page(
     main = _main_of(body, main_selector, by_evidence=choose_by_evidence)
     root = main.element
     if title is None:
-        h1 = root.find("h1")
+        h1 = root.find("h1") or body.find("h1")  # a title beside the main container is still the title
         title_tag = soup.find("title")
         title = collapse(text_of(h1)) if h1 is not None else ""
         title = title or (collapse(title_tag.get_text()) if title_tag is not None else "")

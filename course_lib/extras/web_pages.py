@@ -128,3 +128,17 @@ def trafilatura_texts(pages: Sequence[WebPage]) -> dict[str, str]:
 
     logging.getLogger("trafilatura").setLevel(logging.CRITICAL)
     return {page.id: trafilatura.extract(page.html) or "" for page in pages}
+
+
+def scores_by_kind(pages: Sequence[WebPage], texts: dict[str, dict[str, str]]) -> list[dict[str, object]]:
+    """Per kind of page and overall, each system's mean word F1 and share of boilerplate snippets
+    leaked (the benchmark's two headline figures): `texts` maps a system's name to its texts."""
+    groups = {kind: [p for p in pages if p.kind == kind] for kind in dict.fromkeys(p.kind for p in pages)}
+    rows = []
+    for kind, group in {**groups, "overall": list(pages)}.items():
+        row: dict[str, object] = {"kind": kind, "pages": len(group)}
+        for name, by_id in texts.items():
+            row[f"{name} F1"] = sum(word_scores(by_id[p.id], p.main_content)[2] for p in group) / len(group)
+            row[f"{name} leaked"] = sum(snippet_share(by_id[p.id], p.without_snippets) for p in group) / len(group)
+        rows.append(row)
+    return rows

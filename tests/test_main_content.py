@@ -1,0 +1,397 @@
+"""Unit tests of lesson 03's parse stage on messy HTML: where the main text is (`main_content`),
+the named furniture rules and the guard that no rule empties a page (`boilerplate`), repeats
+within a page, `explain=True`, and `python -m course_lib extract [--why]`.
+
+Every page is small hand-written HTML; each test asserts the exact blocks (or counts) it expects.
+"""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+from bs4 import BeautifulSoup
+
+from course_lib.core.boilerplate import FURNITURE_RULES, REPEATED, Removed
+from course_lib.core.main_content import LANDMARKS, Measure, choose_main, measure
+from course_lib.core.parse import ParsedPage, parse_page
+
+# Three paragraphs of prose (40+ characters each, so each counts as a paragraph).
+P1 = "The first paragraph of the story is long enough to count as prose for sure."
+P2 = "The second paragraph of the story carries on and is also long enough to count."
+P3 = "A third paragraph closes the story with yet more words for a reader to read."
+STORY = [("heading", "Story"), ("text", P1), ("text", P2)]
+STORY3 = [*STORY, ("text", P3)]
+
+
+def kinds_texts(parsed: ParsedPage) -> list[tuple[str, str]]:
+    return [(b.kind, b.text) for b in parsed.blocks]
+
+
+def story_page(extra: str = "", *, body_extra: str = "") -> str:
+    """A page whose story sits in a plain `div.story` (no landmark), with `extra` inside it."""
+    return (f"<html><head><title>Page</title></head><body>{body_extra}<div class='story'><h1>Story</h1>"
+            f"<p>{P1}</p><p>{P2}</p>{extra}</div></body></html>")
+
+
+def links(*words: str) -> str:
+    return "<ul>" + "".join(f"<li><a href='/{w.lower()}'>{w}</a></li>" for w in words) + "</ul>"
+
+
+MENU = ("Home", "News", "Sport", "Weather", "Contact")
+
+
+# ----------------------------------------------------------------------------- 1. main content by evidence
+
+def test_main_landmark_holding_the_text_wins():
+    parsed = parse_page(f"<html><body><div class='top'><p>Top promo text</p></div><main id='content'><h1>Story</h1>"
+                        f"<p>{P1}</p><p>{P2}</p></main></body></html>")
+    assert parsed.main.label == "main#content"
+    assert parsed.main.reason == "the landmark that holds the text"
+    assert "landmark" in parsed.main.reason
+    assert kinds_texts(parsed) == STORY
+
+
+COMMENT_PAGE = (f"<html><body><div class='story'><h1>Story</h1><p>{P1}</p><p>{P2}</p><p>{P3}</p></div>"
+                "<article class='comment'><p>Great post, thanks!</p></article></body></html>")
+
+
+def test_a_reader_comment_article_is_not_the_main_text():
+    parsed = parse_page(COMMENT_PAGE)
+    assert parsed.main.label == "div.story"
+    assert parsed.main.reason == "the smallest container that holds most of the text"
+    assert kinds_texts(parsed) == STORY3
+
+
+def test_choose_by_evidence_false_takes_the_first_landmark_even_a_comment():
+    parsed = parse_page(COMMENT_PAGE, choose_by_evidence=False)
+    assert parsed.main.label == "article.comment"
+    assert parsed.main.reason == "the first landmark that matches"
+    assert kinds_texts(parsed) == [("text", "Great post, thanks!")]
+
+
+def test_an_empty_microdata_article_is_not_chosen():
+    parsed = parse_page("<html><body><article itemscope itemtype='https://schema.org/NewsArticle'></article>"
+                        f"<div class='story'><h1>Story</h1><p>{P1}</p><p>{P2}</p></div></body></html>")
+    assert parsed.main.label == "div.story"
+    assert kinds_texts(parsed) == STORY
+
+
+SEARCH_PAGE = ("<html><body><form id='site-search' role='main' action='/search'><label>Search this site for "
+               "articles</label><input name='q'><button>Search</button></form>"
+               f"<div class='story'><h1>Story</h1><p>{P1}</p><p>{P2}</p></div></body></html>")
+
+
+def test_a_role_main_search_form_is_not_chosen():
+    body = BeautifulSoup(SEARCH_PAGE, "lxml").body
+    choice = choose_main(body)
+    assert choice.element is body.find("div", class_="story")
+    assert choice.label == "div.story"
+    # In parse_page the form survives when its rule is off, and still is not read as the main text.
+    parsed = parse_page(SEARCH_PAGE, skip_rules=("forms and buttons",))
+    assert parsed.main.label == "div.story"
+    assert kinds_texts(parsed) == STORY
+
+
+def test_a_listing_of_article_teasers_is_read_whole():
+    teasers = "".join(f"<article><h2>Teaser {i}</h2><p>Sentence number {i} tells the reader what story {i} "
+                      f"is about.</p></article>" for i in range(1, 9))
+    parsed = parse_page(f"<html><body><h1>Latest</h1>{teasers}</body></html>")
+    assert parsed.main.label == "body"
+    assert parsed.main.reason == "no element holds most of the text: the whole body"
+    expected = [("heading", "Latest")]
+    for i in range(1, 9):
+        expected += [("heading", f"Teaser {i}"), ("text", f"Sentence number {i} tells the reader what story {i} is about.")]
+    assert kinds_texts(parsed) == expected
+
+
+PROMO = "Subscribe today and get the weekly digest in your inbox."
+NO_LANDMARK = (f"<html><body><div id='page'><div class='content'><h1>Story</h1><p>{P1}</p><p>{P2}</p></div>"
+               f"<div class='box'><p>{PROMO}</p></div></div></body></html>")
+
+
+def test_without_a_landmark_the_smallest_container_holding_the_text_is_chosen():
+    parsed = parse_page(NO_LANDMARK)
+    assert parsed.main.label == "div.content"
+    assert parsed.main.reason == "the smallest container that holds most of the text"
+    content = len("Story") + len(P1) + len(P2)
+    assert parsed.main.share == pytest.approx(content / (content + len(PROMO)))
+    assert kinds_texts(parsed) == STORY  # the sibling promo is left out
+    assert dict(parsed.furniture.counts) == {}  # ... by the choice, not by a rule
+
+
+def test_main_selector_none_reads_the_whole_body():
+    parsed = parse_page(NO_LANDMARK, main_selector=None)
+    assert parsed.main.label == "body"
+    assert parsed.main.reason == "main_selector=None: the whole body"
+    assert kinds_texts(parsed) == [*STORY, ("text", PROMO)]
+
+
+def test_landmarks_are_the_documented_marks():
+    assert LANDMARKS == ('[role="main"]', "main", "article", '[itemprop="articleBody"]')
+
+
+# ----------------------------------------------------------------------------- 2. no rule empties a page
+
+def test_aspnet_form_around_the_whole_page_keeps_its_text():
+    html = ("<html><body><form id='aspnetForm' method='post' action='./story.aspx'>"
+            "<input type='hidden' name='__VIEWSTATE' value='dDwtMTA4'>"
+            f"<div class='wrap'><h1>Story</h1><p>{P1}</p><p>{P2}</p><p>{P3}</p></div>"
+            "<button type='submit'>Go</button></form></body></html>")
+    parsed = parse_page(html)
+    assert kinds_texts(parsed) == STORY3
+    assert "forms and buttons" in parsed.furniture.held_back
+
+
+def test_unclosed_header_swallowing_the_page_keeps_its_text():
+    raw = (f"<html><body><header><div class='logo'>Site</div><h1>Story</h1><p>{P1}</p><p>{P2}</p><p>{P3}</p>"
+           "</body></html>")  # <header> never closed
+    header = BeautifulSoup(raw, "lxml").header  # lxml closes it at </body>: it holds the whole page
+    assert [p.get_text() for p in header.find_all("p")] == [P1, P2, P3]
+    parsed = parse_page(raw)
+    assert kinds_texts(parsed) == [("text", "Site"), *STORY3]
+    assert "header" in parsed.furniture.held_back
+
+
+def test_paywall_aside_around_the_article_keeps_its_text():
+    html = (f"<html><body><aside class='paywall'><h1>Story</h1><p>{P1}</p><p>{P2}</p><p>{P3}</p></aside>"
+            "</body></html>")
+    parsed = parse_page(html)
+    assert kinds_texts(parsed) == STORY3
+    assert "aside" in parsed.furniture.held_back
+
+
+def test_article_inside_noscript_keeps_its_text():
+    html = f"<html><body><noscript><h1>Story</h1><p>{P1}</p><p>{P2}</p><p>{P3}</p></noscript></body></html>"
+    parsed = parse_page(html)
+    assert kinds_texts(parsed) == STORY3
+    assert parsed.furniture.held_back == ["hidden"]
+    assert "hidden" not in parsed.furniture.counts
+
+
+@pytest.mark.parametrize(("rule", "extra", "body_extra"), [
+    ("forms and buttons", "<form action='/subscribe'><label>Your email</label><input name='e'></form>", ""),
+    ("header", "", "<header><a href='/'>Site name</a></header>"),
+    ("aside", "<aside><p>Related: other stories</p></aside>", ""),
+    ("hidden", "<noscript>Please enable JavaScript</noscript>", ""),
+])
+def test_a_rule_removing_a_small_part_is_applied_and_not_held_back(rule, extra, body_extra):
+    parsed = parse_page(story_page(extra, body_extra=body_extra), main_selector=None)
+    assert kinds_texts(parsed) == STORY
+    assert dict(parsed.furniture.counts) == {rule: 1}
+    assert parsed.furniture.held_back == []
+
+
+# ----------------------------------------------------------------------------- 3. each rule, alone
+
+RULE_CASES = [
+    ("navigation", "<nav><a href='/a'>Alpha</a></nav><div role='navigation'>Beta menu</div>",
+     [("text", "Alpha"), ("text", "Beta menu")]),
+    ("hidden", "<div hidden>Hidden one</div><p aria-hidden='true'>Hidden two</p>",
+     [("text", "Hidden one"), ("text", "Hidden two")]),
+    ("inline hidden", "<div style='display:none'>Hidden three</div><p style='visibility: hidden'>Hidden four</p>",
+     [("text", "Hidden three"), ("text", "Hidden four")]),
+    ("dialogs", "<dialog>Sign up now</dialog><div role='dialog'>Modal text</div>",
+     [("text", "Sign up now"), ("text", "Modal text")]),
+    ("furniture words", "<div class='share-bar'>Share this story</div>", [("text", "Share this story")]),
+    ("link-dense", links(*MENU), [("list_item", f"- {w}") for w in MENU]),
+    ("cookie notices", "<div class='cc-consentbox'>This site stores small files</div>",
+     [("text", "This site stores small files")]),
+]
+
+
+@pytest.mark.parametrize(("rule", "extra", "blocks"), RULE_CASES, ids=[c[0] for c in RULE_CASES])
+def test_each_rule_removes_what_it_names_and_counts_it(rule, extra, blocks):
+    parsed = parse_page(story_page(extra))
+    assert parsed.main.label == "div.story"
+    assert kinds_texts(parsed) == STORY
+    removed = 2 if rule in ("navigation", "hidden", "inline hidden", "dialogs") else 1
+    assert dict(parsed.furniture.counts) == {rule: removed}
+
+
+@pytest.mark.parametrize(("rule", "extra", "blocks"), RULE_CASES, ids=[c[0] for c in RULE_CASES])
+def test_each_rule_can_be_switched_off_alone(rule, extra, blocks):
+    parsed = parse_page(story_page(extra), skip_rules=(rule,))
+    assert kinds_texts(parsed) == [*STORY, *blocks]
+    assert dict(parsed.furniture.counts) == {}
+
+
+def test_skipping_one_rule_leaves_the_others_in_force():
+    page = story_page("<nav><a href='/a'>Alpha</a></nav><div class='share-bar'>Share this story</div>")
+    parsed = parse_page(page, skip_rules=("navigation",))
+    assert kinds_texts(parsed) == [*STORY, ("text", "Alpha")]
+    assert dict(parsed.furniture.counts) == {"furniture words": 1}
+
+
+def test_an_unknown_rule_name_is_a_value_error_naming_it():
+    assert "navigation" in FURNITURE_RULES
+    with pytest.raises(ValueError, match="navigaton"):
+        parse_page(story_page(), skip_rules=("navigaton",))
+
+
+# ----------------------------------------------------------------------------- 4. words are whole words
+
+def test_furniture_words_are_whole_words():
+    page = story_page("<div class='share-bar'>Share on Mastodon</div><div id='sidebar'>Sidebar links</div>"
+                      "<div class='shared-content'>Shared content is prose a reader wants to read.</div>"
+                      "<div class='menuitem-text'>Menuitem text is prose too.</div>")
+    parsed = parse_page(page)
+    assert kinds_texts(parsed) == [*STORY, ("text", "Shared content is prose a reader wants to read."),
+                                   ("text", "Menuitem text is prose too.")]
+    assert dict(parsed.furniture.counts) == {"furniture words": 2}
+
+
+def test_ids_of_sections_and_terms_are_not_furniture_names():
+    html = (f"<html><body><main><section id='cookie-objects'><h2>Cookie Objects</h2><p>{P1}</p></section>"
+            "<dl><dt id='term-meta-path-finder'>meta path finder</dt><dd>A finder returned by a search of "
+            f"sys.meta_path.</dd></dl><p>{P2}</p><p>{P3}</p></main></body></html>")
+    parsed = parse_page(html)
+    assert kinds_texts(parsed) == [("heading", "Cookie Objects"), ("text", P1),
+                                   ("definition", "meta path finder\nA finder returned by a search of sys.meta_path."),
+                                   ("text", P2), ("text", P3)]
+    assert dict(parsed.furniture.counts) == {}
+
+
+def test_a_furniture_named_element_holding_the_h1_is_kept():
+    html = (f"<html><body><div class='story'><div class='meta'><h1>The Title</h1></div><p>{P1}</p><p>{P2}</p>"
+            "</div></body></html>")
+    parsed = parse_page(html)
+    assert kinds_texts(parsed) == [("heading", "The Title"), ("text", P1), ("text", P2)]
+    assert dict(parsed.furniture.counts) == {}
+    # The same element without the title is furniture.
+    parsed = parse_page(html.replace("<h1>The Title</h1>", "<span>Posted by A. Writer</span>"))
+    assert kinds_texts(parsed) == [("text", P1), ("text", P2)]
+    assert dict(parsed.furniture.counts) == {"furniture words": 1}
+
+
+# ----------------------------------------------------------------------------- 5. link-dense lists
+
+def test_a_list_of_short_links_outside_a_landmark_is_removed():
+    parsed = parse_page(story_page(links(*MENU)))
+    assert kinds_texts(parsed) == STORY
+    assert dict(parsed.furniture.counts) == {"link-dense": 1}
+
+
+def test_the_same_list_inside_the_main_landmark_is_kept():
+    html = f"<html><body><main><h1>Story</h1><p>{P1}</p><p>{P2}</p>{links(*MENU)}</main></body></html>"
+    parsed = parse_page(html)
+    assert parsed.main.label == "main"
+    assert kinds_texts(parsed) == [*STORY, *[("list_item", f"- {w}") for w in MENU]]
+    assert dict(parsed.furniture.counts) == {}
+
+
+# ----------------------------------------------------------------------------- 6. repeats within a page
+
+def test_a_paragraph_repeated_under_the_same_heading_is_kept_once():
+    html = f"<html><body><main><h1>T</h1><h2>A</h2><p>{P1}</p><p>{P1}</p><p>{P2}</p></main></body></html>"
+    parsed = parse_page(html)
+    assert kinds_texts(parsed) == [("heading", "T"), ("heading", "A"), ("text", P1), ("text", P2)]
+    assert parsed.furniture.counts[REPEATED] == 1
+    kept = parse_page(html, drop_repeats=False)
+    assert kinds_texts(kept) == [("heading", "T"), ("heading", "A"), ("text", P1), ("text", P1), ("text", P2)]
+    assert REPEATED not in kept.furniture.counts
+
+
+def test_the_same_paragraph_under_two_headings_is_kept_twice():
+    html = f"<html><body><main><h1>T</h1><h2>A</h2><p>{P1}</p><h2>B</h2><p>{P1}</p></main></body></html>"
+    parsed = parse_page(html)
+    assert kinds_texts(parsed) == [("heading", "T"), ("heading", "A"), ("text", P1), ("heading", "B"), ("text", P1)]
+    assert REPEATED not in parsed.furniture.counts
+
+
+# ----------------------------------------------------------------------------- 7. explain
+
+EXPLAIN_PAGE = (f"<html><body><nav><a href='/'>Home</a> <a href='/blog'>Blog</a></nav><main><h1>T</h1><p>{P1}</p>"
+                f"<p>{P1}</p><div class='share-bar'>Share this story</div></main></body></html>")
+
+
+def test_explain_keeps_what_each_rule_removed():
+    parsed = parse_page(EXPLAIN_PAGE, explain=True)
+    assert parsed.furniture.removed == [
+        Removed("navigation", "nav", "Home Blog"),
+        Removed("furniture words", "div.share-bar", "Share this story"),
+        Removed(REPEATED, "text", P1),
+    ]
+    assert dict(parsed.furniture.counts) == {"navigation": 1, "furniture words": 1, REPEATED: 1}
+
+
+def test_without_explain_removed_is_empty_but_counts_are_filled():
+    parsed = parse_page(EXPLAIN_PAGE)
+    assert parsed.furniture.removed == []
+    assert dict(parsed.furniture.counts) == {"navigation": 1, "furniture words": 1, REPEATED: 1}
+    assert kinds_texts(parsed) == [("heading", "T"), ("text", P1)]
+
+
+# ----------------------------------------------------------------------------- 8. the extract command
+
+CLI_PAGE = ("<html><head><title>Page</title></head><body><nav><a href='/'>Home</a> <a href='/blog'>Blog</a></nav>"
+            f"<main><h1>Story</h1><p>{P1}</p><p>{P2}</p></main></body></html>")
+
+
+def extract(*args) -> subprocess.CompletedProcess:
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
+    return subprocess.run([sys.executable, "-m", "course_lib", "extract", *map(str, args)], capture_output=True,
+                          check=False, text=True, errors="replace", env=env, timeout=120)
+
+
+def one_error(result: subprocess.CompletedProcess, code: int) -> str:
+    assert "Traceback" not in result.stderr, result.stderr
+    assert result.returncode == code, (result.returncode, result.stdout, result.stderr)
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error:"), result.stderr
+    return lines[0]
+
+
+def test_extract_prints_the_kept_text(tmp_path):
+    page = tmp_path / "page.html"
+    page.write_text(CLI_PAGE, encoding="utf-8")
+    result = extract(page)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == f"Story\n\n{P1}\n\n{P2}\n"
+    assert "Home" not in result.stdout and "Blog" not in result.stdout
+
+
+def test_extract_why_says_what_was_chosen_and_removed(tmp_path):
+    page = tmp_path / "page.html"
+    page.write_text(CLI_PAGE, encoding="utf-8")
+    result = extract(page, "--why")
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[:5] == ["Story", "", P1, "", P2]
+    why = [line for line in lines if "main content" in line]
+    assert why == ["--- why: main content main (the landmark that holds the text; 100% of the page's reading text)"]
+    assert "removed by 'navigation' (nav): Home Blog" in lines
+    assert lines[-1] == "--- 3 blocks kept; removed: navigation 1"
+
+
+def test_extract_a_missing_file_is_one_error_line(tmp_path):
+    missing = tmp_path / "nope.html"
+    line = one_error(extract(missing), 5)
+    assert str(missing) in line
+    assert line == f"error: {missing}: cannot read: No such file or directory"
+
+
+def test_extract_an_empty_file_is_one_error_line(tmp_path):
+    empty = tmp_path / "empty.html"
+    empty.write_bytes(b"")
+    line = one_error(extract(empty), 5)
+    assert line == f"error: {empty}: empty file"
+
+
+# ----------------------------------------------------------------------------- 9. measure
+
+def test_measure_counts_text_links_and_paragraphs():
+    soup = BeautifulSoup("<div><p>Read the <a href='/m'>manual</a> first, then install the package with pip.</p>"
+                         "<p>Short.</p><a name='x'>anchor</a><ul><li><a href='/a'>Alpha</a></li>"
+                         "<li><a href='/b'>Beta</a></li></ul></div>", "lxml")
+    sizes = measure(soup.div)
+    # "Read the" 8 + "manual" 6 (a link) + "first, then install the package with pip." 41
+    assert sizes[id(soup.div.p)] == Measure(chars=55, link_chars=6, paragraphs=1, links=1)
+    assert sizes[id(soup.div.ul)] == Measure(chars=9, link_chars=9, paragraphs=0, links=2)
+    # "Short." is no paragraph (under 40 characters) and an <a> without href is no link.
+    div = sizes[id(soup.div)]
+    assert div == Measure(chars=76, link_chars=15, paragraphs=1, links=3)
+    assert div.content == 61
+    assert div.link_density == pytest.approx(15 / 76)
+    assert Measure().link_density == 0.0
