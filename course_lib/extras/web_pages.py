@@ -139,6 +139,7 @@ def scores_by_kind(pages: Sequence[WebPage], texts: dict[str, dict[str, str]]) -
         row: dict[str, object] = {"kind": kind, "pages": len(group)}
         for name, by_id in texts.items():
             row[f"{name} F1"] = sum(word_scores(by_id[p.id], p.main_content)[2] for p in group) / len(group)
-            row[f"{name} leaked"] = sum(snippet_share(by_id[p.id], p.without_snippets) for p in group) / len(group)
+            leaked = [snippet_share(by_id[p.id], p.without_snippets) for p in group]
+            row[f"{name} leaked"] = sum(leaked) / len(group)
         rows.append(row)
     return rows
