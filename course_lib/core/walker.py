@@ -172,6 +172,8 @@ class _Walker:
     def walk(self, root: Tag) -> list[Block]:
         """Visit every node under `root` depth first, then flush the last run."""
         self.wrappers = _block_wrappers(root)
+        if root.name in _SECTIONS and root.get("id"):  # the main text may be one <section id>
+            self.sections.append(str(root["id"]))
         stack: list[tuple[object, bool]] = [(child, False) for child in reversed(root.contents)]
         while stack:
             node, leaving = stack.pop()
