@@ -38,6 +38,9 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from course_lib.core.decode import decode_html
+from course_lib.extras.web_pages import parts_to_keep
+
 REPO = Path(__file__).resolve().parent.parent
 KINDS = ("article", "forum", "product", "collection", "listing", "documentation", "service")
 SEED = 2026
@@ -87,6 +90,8 @@ def candidates(source: Path) -> dict[str, list[Page]]:
         if len(html) >= MAX_HTML_BYTES or (b"<html" not in html.lower() and b"<body" not in html.lower()):
             continue
         preferred = bool(truth.get("without")) and MAIN_CHARS[0] <= len(main) <= MAIN_CHARS[1]
+        if kind == "documentation":  # the lesson shows what each extractor does to code: pages that have some
+            preferred = preferred and bool(parts_to_keep(decode_html(html), main)[1])
         by_kind[kind].append(Page(page_id, kind, info.get("domain", ""), url, preferred))
     return by_kind
 

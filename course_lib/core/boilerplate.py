@@ -249,7 +249,8 @@ def remove_furniture(
     """Remove the page furniture under `root`, rule by named rule; return what each removed.
 
     A rule whose matches hold more than `max_share` of the page's text is held back on this page
-    (named in the report) and the others are tried again without it, so no rule empties a page.
+    (named in the report) and the others are tried again without it; when the rules together would
+    take more than `max_share`, the one that takes most is held back. So no rule empties a page.
     `explain` keeps the text of every removed element (for `course-lib extract --why`).
     """
     unknown = sorted(set(skip_rules) - set(FURNITURE_RULES))
@@ -264,8 +265,10 @@ def remove_furniture(
         rules = _Rules(names, sizes, total)
         found = rules.matches(root)
         report.held_back += sorted(rules.too_big - set(report.held_back))
-        greedy = [n for n, tags in found.items()
-                  if total and sum(sizes[id(t)].chars for t in tags) > max_share * total]
+        share = {n: sum(sizes[id(t)].chars for t in tags) / (total or 1) for n, tags in found.items()}
+        greedy = [n for n, s in share.items() if s > max_share]
+        if not greedy and sum(share.values()) > max_share:  # together they would empty it: the largest waits
+            greedy = [max(share, key=share.get)]
         if not greedy:
             break
         report.held_back += greedy

@@ -251,9 +251,11 @@ def _clean_corpus(pages: tuple[Page, ...], max_share: float, parse_options: tupl
 
 def clean_fixed_chunks(pages: Sequence[Page], *, size: int = settings.NAIVE_CHUNK_CHARS,
                        overlap: int = settings.NAIVE_OVERLAP_CHARS,
-                       max_share: float = settings.BOILERPLATE_MAX_PAGE_SHARE) -> list[Chunk]:
-    """Lesson 03's chunks: the cleaned text of each page, cut like lesson 01's."""
-    blocks, _, _ = clean_corpus(pages, max_share=max_share)
+                       max_share: float = settings.BOILERPLATE_MAX_PAGE_SHARE,
+                       **parse_options) -> list[Chunk]:
+    """Lesson 03's chunks: the cleaned text of each page, cut like lesson 01's (`parse_options`
+    go to the parser, e.g. `skip_rules=("link-dense",)`)."""
+    blocks, _, _ = clean_corpus(pages, max_share=max_share, **parse_options)
     return [chunk for doc, page_blocks in blocks.items()
             for chunk in fixed_size_chunks(blocks_to_text(page_blocks), doc=doc, size=size, overlap=overlap)]
 
