@@ -85,19 +85,18 @@ def structural_share(html: str) -> tuple[int, int]:
 
     Counted on the DOM rather than on the parser's blocks, because blocks re-render tables as
     `header: value` rows and fence code, which would inflate the kept side. The kept side is the
-    parser's main-content element minus its structural boilerplate, exactly as `parse_blocks`
-    selects it; decoration (pilcrows, copy buttons) is not furniture and counts as kept.
+    parser's main-content element after its furniture rules, exactly as `parse_page` selects it;
+    decoration (pilcrows, copy buttons) is not furniture and counts as kept.
     """
-    from course_lib.core import parse
+    from course_lib.core import boilerplate, main_content, parse
 
     soup = parse.make_soup(html)
-    for tag in soup.select(", ".join(parse.NEVER_CONTENT)):
+    for tag in soup.select(", ".join(boilerplate.NEVER_CONTENT)):
         tag.decompose()
     body = soup.body or soup
     total = _chars(body.get_text(" "))
-    root = next((m for m in (soup.select_one(s) for s in parse.MAIN_SELECTOR) if m is not None), body)
-    for tag in root.select(", ".join(parse.STRUCTURAL_BOILERPLATE)):
-        tag.decompose()
+    boilerplate.remove_furniture(body)
+    root = main_content.choose_main(body).element
     return total, _chars(root.get_text(" "))
 
 
