@@ -13,8 +13,9 @@ STUB_MIN_CHARS = 200  # a page with less text than this outside its headings is 
 BOILERPLATE_MAX_PAGE_SHARE = 0.5  # frequency boilerplate: a block on more than half the pages;
 #                                   lesson 03 shows that 0.05 (the production write-up's "a few
 #                                   percent") deletes real labels here
-BOILERPLATE_MIN_PAGES = 2  # ... and on at least this many pages (lesson 03: 2 rather than 3 lifts the
-#                            web pages of two-page sites, bench_extraction.py)
+BOILERPLATE_MIN_PAGES = 3  # ... and on at least this many pages. Two would catch more of the share bars
+#                            of two-page web sites (bench_extraction.py --min-pages 2), but a page saved
+#                            twice in a small folder would then lose every block (tests/test_bad_input.py)
 MAIN_LANDMARK_SHARE = 0.5  # lesson 03: a landmark (<main>, <article>...) is the main text when it holds
 #                            half of the page's reading text (text outside links) ...
 MAIN_CONTAINER_SHARE = 0.6  # ... else the smallest container holding this share and two paragraphs
