@@ -70,16 +70,16 @@ BUILDERS: dict[str, Callable[[Sequence[Page]], list[Chunk]]] = {
 
 EXPECTED = {
     "python": {
-        "structured": "ff39a88266940a02c97b9bb3f0423063834a8ee17cb1d67432fdcd2203dc8c97",
-        "context (lesson 04)": "9a7f8fec78a883cdf3edf1d94d3092f61668c4eaa352ecc40161ad7ec7690c8c",
-        "structured, no context": "a51c03e4a2296cac104bb82e41942af549ae642ded55f7c56074a99f33bf2931",
-        "structured, unsplit": "bb3761d6c5fb40278646c67106ec1b1f7927feb070e6503f52697ea1ceec93cb",
-        "structured, small budget, overlap 1": "628e3d2199144ab9b841d4b8df9e468b6529e8b5ec8a5f1ca2a069e3b25d1cdc",
-        "structured, no headings": "922877820ce78d76ace6490952513a1cc6beee6068d62b5879d9dc0c86cf9207",
-        "raw chunk_blocks, small budget, margin": "84861ba69beb46b20e13f03116f2715372c5d64f9388155ba61bf5719df7d63a",
-        "windows": "82113f3fba6ed74d1aa6894ffa8ab8338c0c62759e7a1ac96592abed55bec6b0",
-        "windows within heading path, context": "cf8267840926ca716a0e1c8129d10b5234c2d9e14c362146a0072fcbf890cc1a",
-        "raw window_chunks, small budget": "8b962c9e4da06e05f50b41f6ec0846e121042875f470ae0ad49c2bf46b6a0103",
+        "structured": "72dc5943e6c728a47fb8504ec2690764ba27350725b5dad14b97207128a00e0d",
+        "context (lesson 04)": "5d09cc1f1a9fa744de469740506321b6729874763249af70433e7a0d2d8508b8",
+        "structured, no context": "c49bb6154a7002907e5cf0fdd53fae896aa353e9c2739827d6e0124d2ec735c8",
+        "structured, unsplit": "38e4f5cd2b7871295cf03365a132ff6052a30d02ad558de40a3caae866c47bec",
+        "structured, small budget, overlap 1": "3d68dc96a13beeeec3a2f3ecf1392800f901d6e5b9a8dee522aa4232c22cff69",
+        "structured, no headings": "fc9026706f9e18d87d4001352c8432fd8dba071c1b7704d431c9fd9def882095",
+        "raw chunk_blocks, small budget, margin": "038dd9b1b7f08ab84f95d402d6aaf7442839200f306d3dc7c4bb777a06f0ec25",
+        "windows": "92a6d5c908dffcb6a025490c98ac8d35ff3833048a1813492f81321ee9dc3422",
+        "windows within heading path, context": "f49f4274e9992ca2d2a0a36a015ab1118746d8827ef53ac3509e09286dc390e5",
+        "raw window_chunks, small budget": "44b5260adfee875403c3d5f7c9f4cbadfea3e5e81ac5e4f85618e79eb16631bb",
     },
     "pandas": {
         "structured": "6efc3bce5742f3537d69998ae4054f328485f1452853efc1ad5e546f575d2df2",

@@ -250,7 +250,8 @@ def remove_furniture(
 
     A rule whose matches hold more than `max_share` of the page's text is held back on this page
     (named in the report) and the others are tried again without it; when the rules together would
-    take more than `max_share`, the one that takes most is held back. So no rule empties a page.
+    leave no text at all, the one that takes most is held back. So no rule empties a page (a chapter
+    index that is nearly all table of contents may still become a stub, skipped with its reason).
     `explain` keeps the text of every removed element (for `course-lib extract --why`).
     """
     unknown = sorted(set(skip_rules) - set(FURNITURE_RULES))
@@ -265,10 +266,11 @@ def remove_furniture(
         rules = _Rules(names, sizes, total)
         found = rules.matches(root)
         report.held_back += sorted(rules.too_big - set(report.held_back))
-        share = {n: sum(sizes[id(t)].chars for t in tags) / (total or 1) for n, tags in found.items()}
-        greedy = [n for n, s in share.items() if s > max_share]
-        if not greedy and sum(share.values()) > max_share:  # together they would empty it: the largest waits
-            greedy = [max(share, key=share.get)]
+        taken = {n: sum(sizes[id(t)].chars for t in tags) for n, tags in found.items()}
+        greedy = [n for n, chars in taken.items() if chars > max_share * total]
+        if not greedy and total and sum(taken.values()) >= total:
+            # together they would leave nothing: the rule that takes most waits
+            greedy = [max(taken, key=taken.get)]
         if not greedy:
             break
         report.held_back += greedy
