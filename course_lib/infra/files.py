@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import atexit
 import errno
-import fcntl
 import hashlib
 import os
 import stat
@@ -31,6 +30,27 @@ from pathlib import Path
 from typing import BinaryIO
 
 from course_lib.infra.errors import OutputError
+
+try:  # POSIX; Windows has no fcntl, and locks a byte of the file with msvcrt instead
+    import fcntl
+except ImportError:  # pragma: no cover - exercised by tests/test_files_portable.py with fcntl hidden
+    fcntl = None
+# Flags Windows lacks: 0 there (a symlink is then followed, as Windows' own tools do).
+_OPEN_LOCK = os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+
+
+def _try_lock(fd: int) -> None:
+    """Take an exclusive lock on an open file without waiting; OSError (EWOULDBLOCK/EAGAIN, or
+    EACCES on Windows) when another process holds it."""
+    if fcntl is not None:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        return
+    import msvcrt
+
+    try:
+        msvcrt.locking(fd, msvcrt.LK_NBLCK, 1)
+    except OSError as err:
+        raise OSError(errno.EWOULDBLOCK, err.strerror or "locked") from err
 
 _BLOCK = 1 << 20  # read files in 1 MiB blocks: hashing a 90 MB model never holds it in memory
 
@@ -214,12 +234,12 @@ def _lock(out: Path, real: Path) -> None:
     lock = _lock_path(real)
     while True:
         try:
-            fd = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o666)
+            fd = os.open(lock, _OPEN_LOCK, 0o666)
         except OSError as err:
             raise OutputError(f"cannot create the lock file {lock.name} ({err.strerror or err})", path=out,
                               hint="choose a folder you can write to") from err
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            _try_lock(fd)
         except OSError as err:
             os.close(fd)
             if err.errno not in (errno.EWOULDBLOCK, errno.EAGAIN):
