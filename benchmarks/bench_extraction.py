@@ -5,8 +5,8 @@
 
 DATA is a folder laid out like `../shared/wcxb-dev/` (WCXB's development split: `dev/html/NNNN.html.gz`,
 `dev/ground-truth/NNNN.json`, `metadata.json`, `evaluate.py`). Every page goes through the course's
-parse stage (`course_lib.core.extract.extract_site`: the main content chosen by evidence, the furniture
-rules, frequency over the pages of each site) and through `trafilatura.extract()` with its default
+parse stage (`course_lib.extras.web_pages.course_texts`: the main content chosen by evidence, the
+furniture rules, frequency over the pages of each site) and through `trafilatura.extract()` with its default
 settings, in the same process. Printed, per kind and overall: word precision / recall / F1 as the
 benchmark's own `evaluate.py` computes them, the share of `with` snippets found and of `without`
 (boilerplate) snippets leaked, empty outputs, the pages where a rule was held back because it would
@@ -30,10 +30,7 @@ from collections import defaultdict
 from pathlib import Path
 
 from course_lib import settings
-from course_lib.core.boilerplate import drop_frequent_blocks
-from course_lib.core.chunking import blocks_to_text
-from course_lib.core.parse import parse_page
-from course_lib.extras.web_pages import WebPage, kept_parts, load_web_pages, parts_to_keep
+from course_lib.extras.web_pages import WebPage, course_texts, kept_parts, load_web_pages, parts_to_keep
 
 KINDS = ("article", "forum", "product", "collection", "listing", "documentation", "service")
 
@@ -73,23 +70,11 @@ def run_trafilatura(pages: list[WebPage]) -> tuple[dict[str, str], list[float]]:
 
 def run_course(pages: list[WebPage], options: dict, *, min_pages: int, max_share: float,
                ) -> tuple[dict[str, str], list[float], dict[str, list[str]]]:
-    """The course's parse stage: `parse_page` on each page alone (timed), then boilerplate by
-    frequency over the pages of each site (`drop_frequent_blocks`), then `blocks_to_text`
-    (what `web_pages.course_texts` does, with each page's parse timed)."""
-    blocks, times, held = {}, [], {}
-    for page in pages:
-        start = time.perf_counter()
-        parsed = parse_page(page.html, **options)
-        times.append((time.perf_counter() - start) * 1000)
-        blocks[page.id], held[page.id] = parsed.blocks, parsed.furniture.held_back
-    by_site = defaultdict(dict)
-    for page in pages:
-        by_site[page.domain][page.id] = blocks[page.id]
-    texts = {}
-    for site in by_site.values():
-        kept, _ = drop_frequent_blocks(site, min_pages=min_pages, max_share=max_share)
-        texts.update({page_id: blocks_to_text(b) for page_id, b in kept.items()})
-    return texts, times, held
+    """The course's parse stage (`web_pages.course_texts`), each page's parse timed, and the rules
+    held back on each page."""
+    times: list[float] = []
+    texts, parsed = course_texts(pages, min_pages=min_pages, max_share=max_share, times=times, **options)
+    return texts, times, {page_id: p.furniture.held_back for page_id, p in parsed.items()}
 
 
 def score(evaluate, pages: list[WebPage], texts: dict[str, str], parts: dict) -> dict[str, dict]:
