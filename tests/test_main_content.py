@@ -13,7 +13,7 @@ import sys
 import pytest
 from bs4 import BeautifulSoup
 
-from course_lib.core.boilerplate import FURNITURE_RULES, REPEATED, Removed
+from course_lib.core.boilerplate import FURNITURE_RULES, REPEATED, Removed, heading_names_furniture
 from course_lib.core.main_content import LANDMARKS, Measure, choose_main, measure
 from course_lib.core.parse import ParsedPage, parse_page
 
@@ -198,6 +198,9 @@ RULE_CASES = [
     ("link-dense", links(*MENU), [("list_item", f"- {w}") for w in MENU]),
     ("cookie notices", "<div class='cc-consentbox'>This site stores small files</div>",
      [("text", "This site stores small files")]),
+    ("furniture headings", "<div class='x'><h3>Related posts:</h3><ul><li>Another story here</li></ul></div>",
+     [("heading", "Related posts:"), ("list_item", "- Another story here")]),
+    ("lone links", "<p><a href='/blog'>Back to blog</a></p>", [("text", "Back to blog")]),
 ]
 
 
@@ -395,3 +398,108 @@ def test_measure_counts_text_links_and_paragraphs():
     assert div.content == 61
     assert div.link_density == pytest.approx(15 / 76)
     assert Measure().link_density == 0.0
+
+
+# ----------------------------------------------------------------------------- 7. headings that name furniture
+
+@pytest.mark.parametrize("heading", ["Related posts", "You may also like", "109 Comments", "Leave a Reply",
+                                     "Subscribe to our newsletter", "More from Top Gear", "Share this:"])
+def test_a_furniture_heading_names_furniture(heading):
+    assert heading_names_furniture(BeautifulSoup(f"<h2>{heading}</h2>", "lxml").h2)
+
+
+@pytest.mark.parametrize("heading", ["More on Lists", "Other built-in types", "Comments", "Recommended dependencies",
+                                     "Reading and writing files", "2.1.3. Comments", "Related work in this paper"])
+def test_documentation_headings_do_not_name_furniture(heading):
+    assert not heading_names_furniture(BeautifulSoup(f"<h2>{heading}</h2>", "lxml").h2)
+
+
+def test_a_furniture_heading_among_siblings_takes_its_section_up_to_the_next_heading():
+    page = ("<html><body><main><h1>Story</h1><p>" + P1 + "</p><p>" + P2 + "</p>"
+            "<h2>Related posts</h2><ul><li>Another story</li><li>And another</li></ul><p>Teaser text</p>"
+            "<h2>Notes</h2><p>" + P3 + "</p></main></body></html>")
+    parsed = parse_page(page)
+    assert kinds_texts(parsed) == [*STORY, ("heading", "Notes"), ("text", P3)]
+    assert dict(parsed.furniture.counts) == {"furniture headings": 3}
+
+
+def test_a_sidebar_box_headed_popular_posts_goes_and_the_post_beside_it_stays():
+    # The box and the post share a column that starts with the box's heading: the column holds the
+    # post's prose, so the rule takes the box only.
+    page = ("<html><body><header><h1>Story</h1></header><main><div class='column'>"
+            "<div class='box'><h3>Popular posts</h3><ul><li><a href='/a'>A post</a></li></ul></div>"
+            f"<div class='post'><p>{P1}</p><p>{P2}</p><p>{P3}</p></div></div></main></body></html>")
+    parsed = parse_page(page)
+    assert [t for _, t in kinds_texts(parsed)] == [P1, P2, P3]
+    assert parsed.furniture.counts["furniture headings"] == 1
+
+
+def test_a_furniture_heading_never_takes_the_main_text():
+    # The only heading of the story says "Share": the heading goes, the prose after it stays.
+    page = f"<html><body><div class='story'><h2>Share</h2><p>{P1}</p><p>{P2}</p><p>{P3}</p></div></body></html>"
+    parsed = parse_page(page)
+    assert [t for _, t in kinds_texts(parsed)] == [P1, P2, P3]
+    assert dict(parsed.furniture.counts) == {"furniture headings": 1}
+
+
+# ----------------------------------------------------------------------------- 8. guards
+
+def test_a_hidden_element_holding_the_main_text_is_read():
+    # React streams a page into <div hidden id="S:2"> and a script moves it into place.
+    page = (f"<html><body><div hidden id='S:2'><h1>Story</h1><p>{P1}</p><p>{P2}</p></div>"
+            "<footer>Copyright</footer></body></html>")
+    parsed = parse_page(page)
+    assert kinds_texts(parsed) == STORY
+    assert "hidden" not in parsed.furniture.counts
+
+
+def test_a_footer_with_prose_and_teaser_articles_is_removed():
+    teasers = "".join(f"<article><p>{p}</p></article>" for p in (P1, P2, P3))
+    page = (f"<html><body><main><h1>Story</h1><p>{P1}</p><p>{P2}</p><p>{P3}</p><p>{P3} And more.</p>"
+            f"</main><footer>{teasers}</footer></body></html>")
+    parsed = parse_page(page)
+    assert dict(parsed.furniture.counts) == {"footer": 1}
+    assert len(parsed.blocks) == 5
+
+
+def test_a_furniture_word_never_removes_code():
+    page = story_page("<div class='card-footer'><pre>pip install pandas</pre></div>")
+    assert ("code", "```\npip install pandas\n```") in kinds_texts(parse_page(page))
+
+
+@pytest.mark.parametrize("html", [
+    "<ul><li><p><a href='#lock'>Lock</a></p></li></ul>",  # an item of a list
+    "<p><a class='reference internal' href='x.html'>String Methods</a></p>",  # a docutils cross-reference
+    "<p><a href='#enum.Enum'><code>Enum</code></a></p>",  # an API name
+])
+def test_a_lone_link_that_is_an_item_or_a_reference_is_content(html):
+    parsed = parse_page(story_page(html))
+    assert "lone links" not in parsed.furniture.counts
+    assert len(parsed.blocks) == 4
+
+
+def test_a_fast_landmark_scan_agrees_with_css_select():
+    page = (f"<html><body><div class='a'><p>{P1}</p></div><section class='content main'><p>{P1}</p>"
+            f"<p>{P2}</p><p>{P3}</p></section></body></html>")
+    body = BeautifulSoup(page, "lxml").body
+    for landmarks in [("section.content",), ("div.a",), ("section.content.main",), (".content > p",)]:
+        choice = choose_main(body, landmarks=landmarks, landmark_share=0.0)
+        assert choice.element is max(body.select(", ".join(landmarks)), key=lambda t: len(t.get_text()))
+
+
+# ----------------------------------------------------------------------------- 9. code as a browser shows it
+
+def test_code_written_one_div_per_line_keeps_its_lines():
+    pre = ("<pre><code><div class='cm-line'>def f():</div><div class='cm-line'>    return 1</div>"
+           "</code></pre>")
+    assert texts_of_code(story_page(pre)) == ["```\ndef f():\n    return 1\n```"]
+
+
+def test_a_copy_button_inside_pre_is_not_code():
+    pre = ("<pre><code class='language-rust'><div class='buttons'><button class='clip-button'>Copy</button>"
+           "</div>fn main() {\n    println!(\"hi\");\n}</code></pre>")
+    assert texts_of_code(story_page(pre)) == ['```rust\nfn main() {\n    println!("hi");\n}\n```']
+
+
+def texts_of_code(page: str) -> list[str]:
+    return [t for k, t in kinds_texts(parse_page(page)) if k == "code"]

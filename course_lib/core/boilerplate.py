@@ -4,11 +4,15 @@ Page furniture is removed by named rules before any text is read (`FURNITURE_RUL
 each, switchable one at a time with `parse_blocks(skip_rules=...)`): the HTML5 and ARIA landmarks
 of furniture (nav, header, footer, aside), hidden elements, dialogs, forms and buttons, cookie
 notices, Sphinx's own furniture, class and id names that say "menu" or "share" as whole words,
-and link-dense lists. `remove_furniture` counts what each rule removes, and never applies a rule
-that would take nearly all of a page's text (`settings.RULE_MAX_PAGE_SHARE`): a `<form>` around
-an ASP.NET page, an unclosed `<header>` or a paywall `<aside>` around the article would otherwise
-leave nothing. What no rule names shows itself by repeating across a site's pages
-(`drop_frequent_blocks`).
+link-dense lists, the section a heading such as "Related posts" or "109 Comments" opens, and a
+lone short link standing as a block ("Back to blog"). `remove_furniture` counts what each rule
+removes. No rule removes the main text: an element that holds the page's `<h1>`, its `<main>`,
+the main text as `main_content.choose_main` finds it before anything is removed, or half the
+page's text is kept (bar dialogs, cookie notices, search boxes and Sphinx's furniture, which are
+never the main text); and a rule that would take nearly all of a page's text
+(`settings.RULE_MAX_PAGE_SHARE`) is held back on that page: a `<form>` around an ASP.NET page, an
+unclosed `<header>` or a paywall `<aside>` around the article would otherwise leave nothing.
+What no rule names shows itself by repeating across a site's pages (`drop_frequent_blocks`).
 """
 from __future__ import annotations
 
@@ -22,8 +26,8 @@ import soupsieve
 from bs4.element import Tag
 
 from course_lib import settings
-from course_lib.core.html_parts import collapse, text_of
-from course_lib.core.main_content import Measure, describe, measure
+from course_lib.core.html_parts import HEADING_TAGS, collapse, is_text, text_of
+from course_lib.core.main_content import Measure, choose_main, describe, measure
 from course_lib.records import Block, text_digest
 
 # docutils >= 0.18 writes footnotes, "Abstract" topics and sidebars as <aside>: those are content.
@@ -53,20 +57,47 @@ STRUCTURAL_BOILERPLATE = tuple(sel for name, sels in STRUCTURE_RULES.items() if 
                                for sel in sels)
 # Class and id words that name furniture, matched as whole words ("share-bar" yes, "shared" no).
 FURNITURE_WORDS = frozenset("""
-    menu menus navbar navigation sidebar share sharing social related recommended
+    menu menus navbar navigation sidebar footer share sharing social related recommended
     cookie cookies consent newsletter subscribe subscription promo promotion advert advertisement ad ads
-    banner breadcrumb breadcrumbs pagination pager skip masthead toolbar popup modal signup
+    banner breadcrumb breadcrumbs pagination pager skip masthead toolbar popup signup
     author bio byline meta tags respond cta btn button disclaimer signature sponsored trending
+    user userinfo postprofile avatar
 """.split())
 _INLINE_STYLE_HIDDEN = re.compile(r"display\s*:\s*none|visibility\s*:\s*hidden", re.I)
 _WORD = re.compile(r"[a-z0-9]+")
 _LINK_LIST_TAGS = frozenset(("ul", "ol", "div", "section", "table"))  # not <p>: prose may be all links
 _ANCHOR_TAGS = frozenset("section dt dd li span a h1 h2 h3 h4 h5 h6".split())
-_PROTECTED = ("h1", "main", "article")  # furniture never holds the page's title or main landmark ...
+_PROTECTED = ("h1", "main")  # furniture never holds the page's title or main landmark ...
 _PROSE_PARAGRAPHS = 3  # ... nor three paragraphs of prose
-# Rules that hold whatever they match, however much prose: what is hidden is not read.
-_ANY_SIZE = frozenset(("hidden", "dialogs", "cookie notices", "sphinx furniture", "search"))
-FURNITURE_RULES = (*STRUCTURE_RULES, "inline hidden", "furniture words", "link-dense")
+# Rules that hold whatever they match, however much prose or text: a dialog, a cookie notice, a search
+# box and Sphinx's furniture are never the main text. Not "hidden": a hidden element that holds the
+# main text (React's streamed `<div hidden id="S:2">`, a `<noscript>` article) is shown by a script.
+_ANY_SIZE = frozenset(("dialogs", "cookie notices", "sphinx furniture", "search"))
+# Headings that name furniture, matched against the whole heading text: the section they open is
+# a list of other pages, a comment thread or a sign-up box ("Related posts", "You may also like",
+# "109 Comments", "Subscribe to our newsletter"). Not "More on ...", "Other ..." or "Comments" alone:
+# documentation has sections called that.
+FURNITURE_HEADING = re.compile(r"""(?x)^(?:
+    related(?:\ (?:articles?|posts?|products?|stories|content|reading|resources|topics|links|guides|items))?
+  | (?:you|customers\ who\ viewed\ this)\ (?:may|might|will)\ also\ (?:like|enjoy|be\ interested\ in)
+  | more\ (?:from|by|like\ this|stories|articles|posts|news|to\ explore)\b.*
+  | other\ (?:interesting\ )?(?:articles|posts|stories)
+  | (?:recent|latest|popular|trending|top|featured|most\ read)\ (?:posts?|articles?|news|stories|topics|reads)\b.*
+  | latest | trending(?:\ now)? | most\ popular | popular | up\ next
+  | (?:leave|post|add|write)\ a\ (?:reply|comment|review) | \d+\ (?:comments?|responses|replies) | comments\ \(\d+\)
+  | discussion\ about\ this\ post | join\ the\ (?:conversation|discussion) | what\ do\ you\ think
+  | share(?:\ (?:this|on|with)\b.*)? | follow\ us\b.* | subscribe\b.* | sign\ up\b.* | newsletter
+  | read\ (?:more|next)\b.* | continue\ reading | keep\ (?:reading|exploring)\b.* | ready\ for\ more
+  | recommended(?:\ (?:for\ you|articles|reading|posts|products|stories))?
+  | (?:previous|next)\ (?:post|article|story)
+)$""")
+_HEADING_EDGES = " \t\n:?!.…»›→"
+FURNITURE_RULES = (*STRUCTURE_RULES, "inline hidden", "furniture words", "link-dense", "furniture headings",
+                   "lone links")
+_LONE_LINK_MAX_CHARS = 30  # "Back to blog", "Start free trial": a button, not a sentence
+_ITEM_TAGS = ("li", "td", "th", "dd", "dt")
+# A link to an API name or a docutils cross-reference ("See also: String Methods") is content.
+_CROSS_REFERENCE = soupsieve.compile("a:has(code), a.reference")
 REPEATED = "repeated within the page"  # not a rule on elements: the parser's last step (drop_repeats)
 # Decoration attached to content: permalink pilcrows, "[source]" links, copy buttons, line numbers.
 DECORATION = (
@@ -181,18 +212,43 @@ def _is_link_dense(m: Measure) -> bool:
 class _Rules:
     """The furniture rules in force for one page, and the one test that finds an element's rule."""
 
-    def __init__(self, names: tuple[str, ...], sizes: dict[int, Measure], total: int) -> None:
+    def __init__(self, root: Tag, names: tuple[str, ...], sizes: dict[int, Measure], total: int,
+                 main: Tag) -> None:
         self.names, self.sizes, self.total = names, sizes, total
         self.selectors = [(name, *_compiled(STRUCTURE_RULES[name]))
                           for name in names if name in STRUCTURE_RULES]
         self.too_big: set[str] = set()  # rules that matched an element holding nearly all the text
+        # The main text as chosen before anything is removed, and every element around it.
+        self.holds_main = {id(main), *(id(a) for a in main.parents)} if main is not root else set()
+        # One pass for what the guards ask of every element: does it hold a title, a landmark, code?
+        self.headings: list[Tag] = []
+        self.holds_protected: set[int] = set()
+        self.holds_code: set[int] = set()
+        for tag in root.descendants:
+            if not isinstance(tag, Tag):
+                continue
+            if tag.name in HEADING_TAGS:
+                self.headings.append(tag)
+            held = (self.holds_protected if tag.name in _PROTECTED else
+                    self.holds_code if tag.name == "pre" else None)
+            if held is not None:
+                held.update(id(a) for a in tag.parents)
+        self.headed = _headed_sections(root, self) if "furniture headings" in names else set()
+
+    def bounded(self, tag: Tag) -> bool:
+        """The element is not the page: it holds neither the page's title, nor its main landmark,
+        nor the main text chosen before anything was removed, nor half the page's text."""
+        m = self.sizes.get(id(tag))
+        return (m is not None and m.chars < 0.5 * self.total and id(tag) not in self.holds_main
+                and tag.name not in _PROTECTED and id(tag) not in self.holds_protected)
 
     def small(self, tag: Tag) -> bool:
-        """Furniture is a small part of a page: it holds neither the page's title, nor its main
-        landmark, nor three paragraphs of prose, nor half its text."""
+        """Furniture named by a guess (a class word, link density) is a small part of a page:
+        `bounded`, holding fewer than three paragraphs of prose, and no code (a docs card's
+        footer holds `pip install pandas`)."""
         m = self.sizes.get(id(tag))
-        return (m is not None and m.chars < 0.5 * self.total and m.paragraphs < _PROSE_PARAGRAPHS
-                and tag.name not in _PROTECTED and tag.find(_PROTECTED) is None)
+        return (m is not None and m.paragraphs < _PROSE_PARAGRAPHS and self.bounded(tag)
+                and id(tag) not in self.holds_code)
 
     def rule_of(self, tag: Tag, *, in_landmark: bool = False) -> str | None:
         """The name of the first rule in force that matches `tag`, or None. Inside a landmark of
@@ -204,7 +260,7 @@ class _Rules:
                 if not any(t in hay for t in tokens):
                     continue
             if matcher.match(tag):
-                if name in _ANY_SIZE or self.small(tag):
+                if name in _ANY_SIZE or self.bounded(tag):
                     return name
                 if self.sizes[id(tag)].chars > settings.RULE_MAX_PAGE_SHARE * self.total:
                     self.too_big.add(name)  # a <form> around the page: held back, and reported
@@ -217,6 +273,14 @@ class _Rules:
         if ("link-dense" in self.names and not in_landmark and tag.name in _LINK_LIST_TAGS
                 and _is_link_dense(self.sizes.get(id(tag), Measure())) and self.small(tag)):
             return "link-dense"
+        if id(tag) in self.headed:
+            return "furniture headings"
+        if "lone links" in self.names and tag.name in ("p", "div"):
+            m = self.sizes.get(id(tag), Measure())
+            if (m.links == 1 and m.link_chars == m.chars and 0 < m.chars <= _LONE_LINK_MAX_CHARS
+                    and tag.find_parent(_ITEM_TAGS) is None  # in a list or a table, a link is an item
+                    and not _CROSS_REFERENCE.match(tag.find("a", href=True) or tag)):
+                return "lone links"
         return None
 
     def matches(self, root: Tag) -> dict[str, list[Tag]]:
@@ -232,6 +296,62 @@ class _Rules:
                 inside = in_landmark or tag.name in ("main", "article") or tag.get("role") == "main"
                 stack.extend((c, inside) for c in reversed(tag.contents) if isinstance(c, Tag))
         return found
+
+
+def heading_names_furniture(heading: Tag) -> bool:
+    """The heading's whole text is one of `FURNITURE_HEADING`'s phrases ("Related posts:")."""
+    words = collapse(heading.get_text(" ")).casefold().strip(_HEADING_EDGES)
+    return bool(words) and FURNITURE_HEADING.match(words) is not None
+
+
+def _rank(tag: Tag) -> int:
+    return int(tag.name[1])
+
+
+def _headed_sections(root: Tag, rules: _Rules) -> set[int]:
+    """The elements that a furniture heading opens, by `id`: climbing from the heading, each
+    element that starts with it, holds no other heading of its rank or higher and adds no prose of
+    its own (a sidebar's "Popular posts" box, not the column that also holds the post); where the
+    heading stands among its siblings, the siblings up to the next such heading or paragraph of
+    prose. Always `bounded`."""
+    sizes, found = rules.sizes, set()
+
+    def has_text(node) -> bool:
+        return sizes[id(node)].chars > 0 if isinstance(node, Tag) else is_text(node) and bool(node.strip())
+
+    def prose(m: Measure) -> bool:  # three paragraphs that are not mostly links
+        return m.paragraphs >= _PROSE_PARAGRAPHS and m.link_density < 0.5
+
+    def outranked(tag: Tag, heading: Tag, rank: int) -> bool:
+        return any(h is not heading and _rank(h) <= rank for h in tag.find_all(HEADING_TAGS))
+
+    for heading in rules.headings:
+        if not heading_names_furniture(heading) or not rules.bounded(heading):
+            continue
+        rank, node = _rank(heading), heading
+        while node.parent is not None and node.parent is not root and rules.bounded(node.parent):
+            parent, mine = sizes[id(node.parent)], sizes[id(node)]
+            added = Measure(parent.chars - mine.chars, parent.link_chars - mine.link_chars,
+                            parent.paragraphs - mine.paragraphs, parent.links - mine.links)
+            if (any(has_text(s) for s in node.previous_siblings) or prose(added)
+                    or outranked(node.parent, heading, rank)):
+                break
+            node = node.parent
+        run = [node]
+        if node is heading:
+            for sibling in heading.next_siblings:
+                if not isinstance(sibling, Tag):
+                    continue
+                m = sizes[id(sibling)]
+                if ((sibling.name in HEADING_TAGS and _rank(sibling) <= rank) or outranked(sibling, heading, rank)
+                        or prose(m) or (sibling.name == "p" and m.paragraphs and m.link_density < 0.5)
+                        or not rules.bounded(sibling)):
+                    break
+                run.append(sibling)
+            if sum(sizes[id(t)].chars for t in run) >= 0.5 * rules.total:
+                run = [heading]
+        found.update(id(t) for t in run)
+    return found
 
 
 def _hay(tag: Tag) -> str:
@@ -262,8 +382,9 @@ def remove_furniture(
     total = sizes[id(root)].chars
     report = FurnitureReport(explain=explain)
     names = tuple(n for n in FURNITURE_RULES if n not in skip_rules)
+    main = choose_main(root, sizes=sizes).element
     while True:
-        rules = _Rules(names, sizes, total)
+        rules = _Rules(root, names, sizes, total, main)
         found = rules.matches(root)
         report.held_back += sorted(rules.too_big - set(report.held_back))
         taken = {n: sum(sizes[id(t)].chars for t in tags) for n, tags in found.items()}

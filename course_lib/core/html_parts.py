@@ -281,6 +281,11 @@ _CODE_MARKUP = frozenset("span a b i em strong code br kbd var samp u s mark sub
 _RAW_SCAN = re.compile(r"<!--.*?-->|<(script|style)\b.*?</\1\s*>|<pre\b[^>]*>(.*?)</pre\s*>",
                        re.S | re.I)
 _TAG_NAME = re.compile(r"</?([a-zA-Z][\w:-]*)")
+# Tags a browser hides or moves when they sit unescaped inside <pre>: their text is what the author
+# meant to show. Any other tag inside <pre> is real markup: a highlighter's line <div>, a copy button.
+_RAW_SIGNS = frozenset("script style template html head body title meta link noscript iframe textarea "
+                       "xmp frameset".split())
+_CODE_LINE_TAGS = frozenset("div p li tr".split())  # one line of code each (CodeMirror, line tables)
 
 
 def code_language(pre: Tag) -> str:
@@ -308,13 +313,26 @@ def fence(code: str, lang: str) -> str:
     return f"{ticks}{lang}\n{code}\n{ticks}"
 
 
+def _pre_text(pre: Tag) -> str:
+    """The strings of a <pre> joined with no separator, a line break for each `<br>`, and one before
+    each line element (`<div class="cm-line">`) where the source has none: what a browser shows."""
+    parts: list[str] = []
+    for node in pre.descendants:
+        if isinstance(node, Tag):
+            if node.name == "br" or (node.name in _CODE_LINE_TAGS and parts and not parts[-1].endswith("\n")):
+                parts.append("\n")
+        elif is_text(node):
+            parts.append(str(node))
+    return "".join(parts)
+
+
 def code_text(pre: Tag) -> str:
     """The exact text of a <pre>: `get_text()` with NO separator rejoins highlighting spans.
 
     Leading and trailing blank lines go; indentation, prompts (`>>>`, `...`) and inner blank
     lines stay exactly as written.
     """
-    lines = pre.get_text().split("\n")
+    lines = _pre_text(pre).split("\n")
     while lines and not lines[0].strip():
         lines.pop(0)
     while lines and not lines[-1].strip():
@@ -337,7 +355,7 @@ def repair_raw_pre(soup: BeautifulSoup, source: str) -> int:
         return 0
     repaired = 0
     for pre, content in zip(pres, raw, strict=False):
-        if {n.lower() for n in _TAG_NAME.findall(content)} <= _CODE_MARKUP:
+        if not {n.lower() for n in _TAG_NAME.findall(content)} & _RAW_SIGNS:
             continue
         markup = "|".join(sorted(_CODE_MARKUP))
         text = re.sub(rf"</?(?:{markup})\b[^>]*>", "", content, flags=re.I)
