@@ -11,7 +11,7 @@ data/pandas/LICENSE-pandas.txt from the package's copyright file.
 
 `--furniture` reports, per page and overall, the share of the visible text that is site furniture
 (navigation, sidebars, search box, in-page table of contents, footer): what the course parser
-removes by structure, and what `boilerplate.drop_frequent_blocks` removes on top of that.
+removes by structure, and what `frequency.drop_frequent_blocks` removes on top of that.
 """
 from __future__ import annotations
 
@@ -103,13 +103,13 @@ def structural_share(html: str) -> tuple[int, int]:
 def furniture_report(folder: Path) -> None:
     """Print each page's furniture share (by structure, then by frequency), min/median/max, overall."""
     from course_lib import settings
-    from course_lib.core import boilerplate, parse
+    from course_lib.core import frequency, parse
     from course_lib.core import load as corpus
 
     pages = corpus.load_pages(folder)
     totals = {p.path: structural_share(p.html) for p in pages}
     parsed, _ = parse.parse_corpus(pages, skip_stubs=False)
-    kept, removed = boilerplate.drop_frequent_blocks(parsed, max_share=settings.BOILERPLATE_MAX_PAGE_SHARE)
+    kept, removed = frequency.drop_frequent_blocks(parsed, max_share=settings.BOILERPLATE_MAX_PAGE_SHARE)
     by_freq = {doc: sum(_chars(b.text) for b in blocks) - sum(_chars(b.text) for b in kept[doc])
                for doc, blocks in parsed.items()}
     shares, structural, frequency = [], 0, 0

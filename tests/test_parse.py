@@ -16,12 +16,10 @@ from course_lib.core.boilerplate import (
     NEVER_CONTENT,
     STRUCTURAL_BOILERPLATE,
     _remove,
-    block_frequencies,
-    block_key,
-    drop_frequent_blocks,
     required_token,
 )
 from course_lib.core.decode import decode_html, sniff_encoding
+from course_lib.core.frequency import block_frequencies, block_key, drop_frequent_blocks
 from course_lib.core.html_parts import is_layout_table, table_grid, table_to_text, text_of
 from course_lib.core.parse import is_stub, parse_blocks, parse_corpus, parse_file
 from course_lib.infra.errors import ParseError

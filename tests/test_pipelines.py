@@ -222,10 +222,10 @@ def test_defaults_come_from_settings():
     import inspect
 
     from course_lib import settings
-    from course_lib.core import boilerplate, parse, serve
+    from course_lib.core import frequency, parse, serve
     from course_lib.core import retrieve as search
 
-    assert inspect.signature(boilerplate.drop_frequent_blocks).parameters["max_share"].default == settings.BOILERPLATE_MAX_PAGE_SHARE
+    assert inspect.signature(frequency.drop_frequent_blocks).parameters["max_share"].default == settings.BOILERPLATE_MAX_PAGE_SHARE
     assert inspect.signature(parse.parse_corpus).parameters["min_chars"].default == settings.STUB_MIN_CHARS
     assert inspect.signature(Pipeline).parameters["top_n"].default == settings.RERANK_TOP_N
     assert inspect.signature(Pipeline).parameters["rrf_k"].default == settings.RRF_K

@@ -1,24 +1,22 @@
-"""Boilerplate, by structure (named furniture rules) and by frequency across a corpus.
+"""Boilerplate by structure: page furniture removed by named rules before any text is read.
 
-Page furniture is removed by named rules before any text is read (`FURNITURE_RULES`, one line
-each, switchable one at a time with `parse_blocks(skip_rules=...)`): the HTML5 and ARIA landmarks
-of furniture (nav, header, footer, aside), hidden elements, dialogs, forms and buttons, cookie
-notices, Sphinx's own furniture, class and id names that say "menu" or "share" as whole words,
-link-dense lists, the section a heading such as "Related posts" or "109 Comments" opens, and a
-lone short link standing as a block ("Back to blog"). `remove_furniture` counts what each rule
-removes. No rule removes the main text: an element that holds the page's `<h1>`, its `<main>`,
-the main text as `main_content.choose_main` finds it before anything is removed, or half the
-page's text is kept (bar dialogs, cookie notices, search boxes and Sphinx's furniture, which are
-never the main text); and a rule that would take nearly all of a page's text
-(`settings.RULE_MAX_PAGE_SHARE`) is held back on that page: a `<form>` around an ASP.NET page, an
-unclosed `<header>` or a paywall `<aside>` around the article would otherwise leave nothing.
-What no rule names shows itself by repeating across a site's pages (`drop_frequent_blocks`).
+The rules (`FURNITURE_RULES`, switchable one at a time with `parse_blocks(skip_rules=...)`): the
+HTML5 and ARIA landmarks of furniture (nav, header, footer, aside), hidden elements, dialogs, forms
+and buttons, cookie notices, Sphinx's own furniture, class and id names that say "menu" or "share"
+as whole words, link-dense lists, the section a heading such as "Related posts" or "109 Comments"
+opens, and a lone short link standing as a block ("Back to blog"). `remove_furniture` counts what
+each removes. No rule removes the main text: an element that holds the page's `<h1>`, its `<main>`,
+the main text as `main_content.choose_main` finds it before anything is removed, or half the page's
+text is kept (bar dialogs, cookie notices, search boxes and Sphinx's furniture, never the main
+text); a rule that would take nearly all of a page's text (`settings.RULE_MAX_PAGE_SHARE`) is held
+back on that page: a `<form>` around an ASP.NET page, an unclosed `<header>` or a paywall `<aside>`
+around the article would otherwise leave nothing. What no rule names shows itself by repeating
+across a site's pages (`frequency.drop_frequent_blocks`).
 """
 from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import cache
 
@@ -28,7 +26,6 @@ from bs4.element import Tag
 from course_lib import settings
 from course_lib.core.html_parts import HEADING_TAGS, collapse, is_text, text_of
 from course_lib.core.main_content import Measure, choose_main, describe, measure
-from course_lib.records import Block, text_digest
 
 # docutils >= 0.18 writes footnotes, "Abstract" topics and sidebars as <aside>: those are content.
 _CONTENT_ASIDES = ".footnote, .footnote-list, .citation, .topic, .sidebar:has(> .sidebar-title)"
@@ -82,9 +79,11 @@ FURNITURE_HEADING = re.compile(r"""(?x)^(?:
   | (?:you|customers\ who\ viewed\ this)\ (?:may|might|will)\ also\ (?:like|enjoy|be\ interested\ in)
   | more\ (?:from|by|like\ this|stories|articles|posts|news|to\ explore)\b.*
   | other\ (?:interesting\ )?(?:articles|posts|stories)
-  | (?:recent|latest|popular|trending|top|featured|most\ read)\ (?:posts?|articles?|news|stories|topics|reads)\b.*
+  | (?:recent|latest|popular|trending|top|featured|most\ read)
+    \ (?:posts?|articles?|news|stories|topics|reads)\b.*
   | latest | trending(?:\ now)? | most\ popular | popular | up\ next
-  | (?:leave|post|add|write)\ a\ (?:reply|comment|review) | \d+\ (?:comments?|responses|replies) | comments\ \(\d+\)
+  | (?:leave|post|add|write)\ a\ (?:reply|comment|review)
+  | \d+\ (?:comments?|responses|replies) | comments\ \(\d+\)
   | discussion\ about\ this\ post | join\ the\ (?:conversation|discussion) | what\ do\ you\ think
   | share(?:\ (?:this|on|with)\b.*)? | follow\ us\b.* | subscribe\b.* | sign\ up\b.* | newsletter
   | read\ (?:more|next)\b.* | continue\ reading | keep\ (?:reading|exploring)\b.* | ready\ for\ more
@@ -94,7 +93,6 @@ FURNITURE_HEADING = re.compile(r"""(?x)^(?:
 _HEADING_EDGES = " \t\n:?!.…»›→"
 FURNITURE_RULES = (*STRUCTURE_RULES, "inline hidden", "furniture words", "link-dense", "furniture headings",
                    "lone links")
-_LONE_LINK_MAX_CHARS = 30  # "Back to blog", "Start free trial": a button, not a sentence
 _ITEM_TAGS = ("li", "td", "th", "dd", "dt")
 # A link to an API name or a docutils cross-reference ("See also: String Methods") is content.
 _CROSS_REFERENCE = soupsieve.compile("a:has(code), a.reference")
@@ -156,12 +154,8 @@ def _remove(root: Tag, selectors: tuple[str, ...]) -> int:
     matcher, tokens = _compiled(selectors)
     doomed = []
     for tag in root.find_all(True):
-        if tokens is not None:
-            hay = " ".join([tag.name, *(f"{k} {' '.join(v) if isinstance(v, list) else v}"
-                                        for k, v in tag.attrs.items())]).lower()
-            if not any(t in hay for t in tokens):
-                continue
-        if matcher.match(tag):
+        hay = _hay(tag) if tokens is not None else ""
+        if (tokens is None or any(t in hay for t in tokens)) and matcher.match(tag):
             doomed.append(tag)
     for tag in doomed:
         if not tag.decomposed:  # an ancestor may already have taken it
@@ -277,7 +271,7 @@ class _Rules:
             return "furniture headings"
         if "lone links" in self.names and tag.name in ("p", "div"):
             m = self.sizes.get(id(tag), Measure())
-            if (m.links == 1 and m.link_chars == m.chars and 0 < m.chars <= _LONE_LINK_MAX_CHARS
+            if (m.links == 1 and m.link_chars == m.chars and 0 < m.chars <= settings.LONE_LINK_MAX_CHARS
                     and tag.find_parent(_ITEM_TAGS) is None  # in a list or a table, a link is an item
                     and not _CROSS_REFERENCE.match(tag.find("a", href=True) or tag)):
                 return "lone links"
@@ -343,9 +337,9 @@ def _headed_sections(root: Tag, rules: _Rules) -> set[int]:
                 if not isinstance(sibling, Tag):
                     continue
                 m = sizes[id(sibling)]
-                if ((sibling.name in HEADING_TAGS and _rank(sibling) <= rank) or outranked(sibling, heading, rank)
-                        or prose(m) or (sibling.name == "p" and m.paragraphs and m.link_density < 0.5)
-                        or not rules.bounded(sibling)):
+                if ((sibling.name in HEADING_TAGS and _rank(sibling) <= rank)
+                        or outranked(sibling, heading, rank) or prose(m) or not rules.bounded(sibling)
+                        or (sibling.name == "p" and m.paragraphs and m.link_density < 0.5)):
                     break
                 run.append(sibling)
             if sum(sizes[id(t)].chars for t in run) >= 0.5 * rules.total:
@@ -355,6 +349,7 @@ def _headed_sections(root: Tag, rules: _Rules) -> set[int]:
 
 
 def _hay(tag: Tag) -> str:
+    """An element's name and attributes as one lowercase string, where a selector's token is sought."""
     return " ".join([tag.name, *(f"{k} {' '.join(v) if isinstance(v, list) else v}"
                                  for k, v in tag.attrs.items())]).lower()
 
@@ -403,73 +398,3 @@ def remove_furniture(
             report.counts[name] += 1
             tag.decompose()
     return report
-
-
-# ----------------------------------------------------------------------------- frequency
-
-def block_key(text: str) -> str:
-    """A short hash of a block's normalised text (case-folded, whitespace collapsed)."""
-    return text_digest(collapse(text).casefold())[:16]
-
-
-def _pages(pages_blocks: Mapping[str, list[Block]] | Iterable[list[Block]]) -> list[list[Block]]:
-    return list(pages_blocks.values()) if isinstance(pages_blocks, Mapping) else list(pages_blocks)
-
-
-def block_frequencies(pages_blocks: Mapping[str, list[Block]] | Iterable[list[Block]]) -> Counter:
-    """Count, for each normalised block text (by `block_key`), the number of pages containing it.
-
-    A block repeated within one page counts once: what we look for is text that every page
-    carries (a menu, a footer, a notice), not a word a page happens to repeat.
-    """
-    return Counter(key for blocks in _pages(pages_blocks) for key in {block_key(b.text) for b in blocks})
-
-
-@dataclass(frozen=True)
-class FrequentBlock:
-    """One block text removed as boilerplate: how many pages carry it and how often it was dropped."""
-
-    text: str
-    kind: str
-    pages: int
-    share: float
-    removed: int
-
-
-def drop_frequent_blocks(
-    pages_blocks: Mapping[str, list[Block]] | Iterable[list[Block]],
-    *,
-    max_share: float = settings.BOILERPLATE_MAX_PAGE_SHARE,
-    min_pages: int = settings.BOILERPLATE_MIN_PAGES,
-    keep_kinds: tuple[str, ...] = ("heading",),
-) -> tuple[Mapping[str, list[Block]] | list[list[Block]], list[FrequentBlock]]:
-    """Drop blocks whose text appears on more than `max_share` of the pages (and on >= `min_pages`).
-
-    Boilerplate that no selector names (a "Was this page helpful?" line, a repeated disclaimer)
-    shows itself by appearing on many pages. Kinds in `keep_kinds` are never dropped: with
-    `keep_kinds=()` or a tiny `max_share`, repeated headings such as "Examples" or "Notes" go
-    too, which is the mistake a lesson shows. Returns the kept blocks in the shape given (dict
-    or list) and a report of what was removed, most widespread first.
-    """
-    pages = _pages(pages_blocks)
-    counts = block_frequencies(pages)
-    limit = max_share * len(pages)
-    removed: dict[str, list] = {}
-    kept_pages = []
-    for blocks in pages:
-        kept = []
-        for block in blocks:
-            key = block_key(block.text)
-            if block.kind not in keep_kinds and counts[key] > limit and counts[key] >= min_pages:
-                removed.setdefault(key, [block, 0])[1] += 1
-            else:
-                kept.append(block)
-        kept_pages.append(kept)
-    report = sorted(
-        (FrequentBlock(b.text, b.kind, counts[k], counts[k] / len(pages), n)
-         for k, (b, n) in removed.items()),
-        key=lambda r: (-r.pages, r.text),
-    )
-    if isinstance(pages_blocks, Mapping):
-        return dict(zip(pages_blocks.keys(), kept_pages, strict=False)), report
-    return kept_pages, report

@@ -119,7 +119,8 @@ def _landmark_matcher(landmarks: tuple[str, ...]) -> tuple[soupsieve.SoupSieve |
             keys.add("class" if "." in simple else "id")
         else:  # a compound or combinator selector: test every element
             return soupsieve.compile(", ".join(landmarks)), lambda tag: True
-    return soupsieve.compile(", ".join(landmarks)), lambda tag: tag.name in names or not keys.isdisjoint(tag.attrs)
+    return (soupsieve.compile(", ".join(landmarks)),
+            lambda tag: tag.name in names or not keys.isdisjoint(tag.attrs))
 
 
 def choose_main(

@@ -32,8 +32,8 @@ from typing import Literal
 import numpy as np
 
 from course_lib import settings
-from course_lib.core.boilerplate import FrequentBlock, drop_frequent_blocks
 from course_lib.core.chunking import blocks_to_text, chunk_blocks, dedupe, window_chunks, without_context
+from course_lib.core.frequency import FrequentBlock, drop_frequent_blocks
 from course_lib.core.lexical import BM25Retriever
 from course_lib.core.naive import fixed_size_chunks, naive_chunks
 from course_lib.core.parse import check_parse_options, parse_pages

@@ -22,9 +22,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from course_lib import settings
-from course_lib.core.boilerplate import drop_frequent_blocks
 from course_lib.core.chunking import blocks_to_text
 from course_lib.core.decode import decode_html
+from course_lib.core.frequency import drop_frequent_blocks
 from course_lib.core.html_parts import code_text, collapse
 from course_lib.core.parse import ParsedPage, make_soup, parse_page
 from course_lib.infra.paths import DATA_DIR
