@@ -23,6 +23,7 @@ RULE_MAX_PAGE_SHARE = 0.9  # lesson 03: a furniture rule that would remove more 
 #                            this is not applied to that page (a <form> or <header> around it all)
 LINK_DENSE_SHARE = 0.6  # lesson 03: a list or block whose text is mostly links ...
 LINK_DENSE_MAX_CHARS = 30  # ... of at most this many characters each on average is a menu
+LONE_LINK_MAX_CHARS = 30  # lesson 03: a block that is one link this short is a button ("Back to blog")
 PARSER_FAILURE_MAX_SHARE = 0.10  # a run where parser exceptions hit more pages than this is an error
 PARSER_FAILURE_MIN_PAGES = 3  # ... and at least this many pages
 SURVEY_REPEAT_SHARE = 0.5  # lesson 00: a text on at least half the pages is "repeated"
@@ -108,3 +109,7 @@ GROWTH_NOISE = 0.05  # lesson 11: how far the copies of the real vectors are mov
 
 # --- the pipelines ----------------------------------------------------------------------------
 FINAL_PIPELINE = "reranked"  # what `ask`, `compare`, the benchmarks and lesson 09 call final
+
+# --- languages --------------------------------------------------------------------------------
+ENGLISH_MIN_FUNCTION_SHARE = 0.1  # lesson 00: text is English when this share of its words are "the", "of"...
+NOT_ENGLISH_WARN_SHARE = 0.5  # lesson 00: the survey warns when more of a corpus's pages than this are not

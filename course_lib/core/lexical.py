@@ -15,6 +15,7 @@ from rank_bm25 import BM25Okapi
 
 from course_lib import settings
 from course_lib.core.retrieve import Where, check_k, top_k, where_mask
+from course_lib.core.writing import CJK_RUN, cjk_terms, split_cjk
 from course_lib.records import Chunk, Hit
 
 # Order matters: a format code or an option must be claimed before the word rule eats its letters.
@@ -59,7 +60,8 @@ def code_aware_tokens(text: str) -> list[str]:
     (PYTHONPATH, EEXIST and Path are matched whatever the case the user types) EXCEPT where case
     is the meaning: format codes (`%Y` year with century vs `%y` without, `%M` minute vs `%m`
     month) and single-dash options (`-X` vs `-x` are different interpreter options); those are
-    kept whole, with their case and without their one-letter part.
+    kept whole, with their case and without their one-letter part. A run of Chinese or Japanese
+    gives its overlapping character pairs (`writing.cjk_terms`), as those scripts have no spaces.
     """
     tokens: list[str] = []
     for match in _TOKEN_RE.finditer(text):
@@ -67,6 +69,10 @@ def code_aware_tokens(text: str) -> list[str]:
         if _keeps_case(match):
             tokens.append(raw)
             tokens.extend(p.lower() for p in re.findall(r"\((\w+)\)", raw))  # %(asctime)s
+        elif CJK_RUN.search(raw):  # Chinese or Japanese: no spaces, so character pairs
+            for piece, is_cjk in split_cjk(raw):
+                rest = piece.strip(".")
+                tokens.extend(cjk_terms(piece) if is_cjk else _word_terms(rest) if rest else ())
         else:
             tokens.extend(_word_terms(raw))
     return tokens

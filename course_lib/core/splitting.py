@@ -26,7 +26,10 @@ def embedded_text(context: str, body: str) -> str:
 
 # A sentence ends at . ! or ? (plus closing quotes/brackets) followed by whitespace; a line break
 # always ends one. "os.path" and "3.11.2" have no whitespace after the dot, so never match.
-_BREAK = re.compile(r"[.!?]+[\"'\u201d\u2019)\]]*\s+|\n\s*")
+_CLOSERS = "\"'\u201d\u2019)\\]」』）】〉》"
+_BREAK = re.compile(rf"[.!?]+[{_CLOSERS}]*\s+|\n\s*|(?P<full>[。！？｡।॥؟۔։።]+[{_CLOSERS}]*\s*)")
+# The second kind of end: Chinese and Japanese (。！？), Devanagari (।), Arabic and Urdu (؟ ۔),
+# Armenian (։) and Ethiopic (።) end a sentence with their own mark, and CJK puts no space after it.
 _ABBREVIATIONS = frozenset({"etc", "vs", "cf", "fig", "figs", "no", "nos", "approx", "incl", "mr", "mrs",
                             "ms", "dr", "st", "al", "ca", "resp"})
 _LETTER_DOTS = re.compile(r"(?:[A-Za-z]\.)+[A-Za-z]")  # e.g, i.e, U.S (the final dot is matched)
@@ -44,7 +47,7 @@ def split_sentences(text: str) -> list[str]:
         end = match.end()
         if end >= len(text):
             break
-        if "\n" not in match.group():
+        if "\n" not in match.group() and match.group("full") is None:
             if text[end].islower():
                 continue
             before = text[start : match.start()].split()

@@ -12,8 +12,12 @@ from bs4 import BeautifulSoup
 
 from course_lib import settings
 from course_lib.core.html_parts import HEADING_TAGS
+from course_lib.core.writing import looks_english
 from course_lib.evaluation.golden_checks import html_tree
 from course_lib.records import Page
+
+# A multilingual embedder of the same size as the bundled one, for a corpus in another language.
+MULTILINGUAL_MODEL = "intfloat/multilingual-e5-small"
 
 BOILERPLATE_TAGS = ("nav", "header", "footer", "aside", "form", "script", "style")
 
@@ -95,3 +99,23 @@ def repeated_texts(pages: list[Page], *, min_share: float = settings.SURVEY_REPE
     threshold = min_share * len(pages)
     frequent = ((line, n) for line, n in pages_with.items() if n >= threshold)
     return sorted(frequent, key=lambda item: (-item[1], item[0]))
+
+
+def page_text(html: str) -> str:
+    """The text of a page's body outside scripts and styles: what its language is judged on."""
+    root = html_tree(html)
+    return " ".join(root.xpath("//body//text()[not(ancestor::script or ancestor::style)]"))
+
+
+def language_note(pages: Iterable[Page], *, warn_share: float = settings.NOT_ENGLISH_WARN_SHARE) -> str:
+    """One sentence on the corpus's language: how many pages read as English (`writing.looks_english`)
+    and, when more than `warn_share` do not, a warning that the bundled embedder reads English only."""
+    pages = list(pages)
+    english = sum(looks_english(page_text(page.html)) for page in pages)
+    note = f"{english} of {len(pages)} pages read as English"
+    if len(pages) - english <= warn_share * len(pages):
+        share = settings.ENGLISH_MIN_FUNCTION_SHARE
+        return note + f" (at least {share:.0%} of their words are 'the', 'of', 'is'...)."
+    return (note + ": most of this corpus is in another language, and the bundled embedder "
+            "(all-MiniLM-L6-v2) reads English only. Pass a multilingual embedder by name, "
+            f"for example model='{MULTILINGUAL_MODEL}' (downloaded once from the Hugging Face hub).")
