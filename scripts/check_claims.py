@@ -1,6 +1,7 @@
 """Keep verdicts honest: flag any verdict a notebook states in hand-written words.
 
-    python scripts/check_claims.py [NOTEBOOK ...]      (default: notebooks/**/*.ipynb)
+    python scripts/check_claims.py [PATH ...]      (default: notebooks/**/*.ipynb)
+    python scripts/check_claims.py --intervals     (default: the notebooks and README.md)
 
 A verdict is a sentence that uses the course's verdict vocabulary (helps, better, worse, gains,
 improvement, winner, beats, outperforms, hurts, costs, faster, equivalent, cannot tell, …). In a
@@ -28,8 +29,28 @@ reading rule is: "gain" lies above 0, "loss" below 0, "equivalent" inside ±marg
 output names, else the course's), and "cannot tell" contains 0 and reaches past ±margin (an
 interval clear of 0 would have been a gain or a loss at its level, one inside the band
 equivalent). A word and interval pair is a table row's interval cell and the `<b>word</b>` after
-it, or a sentence's "[lo, hi] …: a gain". Figures are read as printed: an edge is flagged only
-when every value that rounds to it breaks the rule (+0.000 beside "gain" passes, −0.000 does not).
+it (HTML), or in a line the interval and the word after it: "[lo, hi] …: a gain" (`verdict`),
+"[lo, hi] (97.5%), **gain**" (lesson 09's Markdown) or "[lo, hi] 97.5% | … | **gain** |" (a
+Markdown table row). Figures are read as printed: an edge is flagged only when every value that
+rounds to it breaks the rule (+0.000 beside "gain" passes, −0.000 does not).
+
+Two more facts printed beside a word must agree with it:
+
+- the level, when one is printed right after the interval ("(97.5%)", "97.5%"): "equivalent"
+  stands beside the two one-sided tests' 1 − 2α interval (90% at 95% confidence) and no other; a
+  gain or a loss beside the test's own interval at its Holm step level, never below 1 − α (95%).
+  A "cannot tell" may stand at any level (the test's, or 90% when widened to the equivalence
+  interval, `compare.DecisionInterval.widened`);
+- the word's own p-value, the one test p ("Holm p = …", else "p = …"; a two one-sided tests' p
+  is not the test's) in its table row, or in its sentence between the word before it and the
+  interval after it; none is read when there are two to choose from. A gain or a loss needs it
+  below α (0.05); "equivalent" or "cannot tell" beside a Holm p below α AND an interval clear of 0
+  is flagged (an uncorrected p below α may still fail Holm). "p < 0.001" and "p ≤ 0.0002" are
+  bounds, and "p = 0.05" may be 0.0496: a p is flagged only when every value it may stand for is.
+
+Markdown files given (`README.md` by default with `--intervals`) are read for intervals, levels
+and p alone, flags named by line: the README's verdicts are rendered by scripts/update_readme.py
+and it has no code cells beside which the hand-written rule could pass.
 """
 from __future__ import annotations
 
@@ -42,7 +63,7 @@ from pathlib import Path
 
 import nbformat
 
-from course_lib.settings import EQUIVALENCE_MARGIN
+from course_lib.settings import CONFIDENCE, EQUIVALENCE_MARGIN
 
 VERDICT_WORDS = (
     "help", "helps", "helped", "better", "worse", "significant", "significantly", "no difference",
@@ -80,6 +101,7 @@ class Flag:
     words: tuple[str, ...]
     line: str
     why: str
+    unit: str = "cell"  # "line" in a Markdown file
 
 
 def verdict_words(markdown: str) -> list[tuple[str, str]]:
@@ -158,39 +180,117 @@ def flag_cells(notebook: nbformat.NotebookNode, *, name: str = "") -> list[Flag]
 
 _NUMBER = r"[+\-−]?(?:\d+(?:\.\d*)?|\.\d+|inf|∞)"
 _INTERVAL = re.compile(rf"\[\s*({_NUMBER})\s*,\s*({_NUMBER})\s*\]")
-_TEXT_WORD = re.compile(r":\s*(?:an?\s+)?(gain|loss|equivalent|cannot tell)\b")
-_HTML_WORD = re.compile(r"<b>\s*(gain|loss|equivalent|cannot tell)\s*</b>")
+_WORD = r"(gain|loss|equivalent|cannot tell)"
+# ": a gain" (`verdict`), ", **gain**" (lesson 09's Markdown) or "| **gain** |" (a Markdown table row).
+_TEXT_WORD = re.compile(rf":\s*(?:an?\s+)?{_WORD}\b"
+                        rf"|[,|]\s*(?:\*\*|<b>|<strong>)\s*{_WORD}\s*(?:\*\*|</b>|</strong>)")
+_HTML_WORD = re.compile(rf"<b>\s*{_WORD}\s*</b>")
 _MARGIN = re.compile(r"(?:margin|within)\s*±\s*(\d*\.?\d+)")
 _ROW = re.compile(r"<tr\b.*?</tr>", re.S)
+_LEVEL = re.compile(r"\s*\(?\s*(\d+(?:\.\d+)?)\s*%")  # right after the interval: "(97.5%)", "97.5%"
+_P = re.compile(r"(Holm\s+)?\bp\s*(=|≤|<=|<|&lt;|&le;)\s*(\d+(?:\.\d+)?(?:e[+-]?\d+)?)")
+_TOST = re.compile(r"one-sided|\bTOST\b|equivalence test", re.I)
+# A sentence ends at ". ", "! ", "? " or "; ", never at the ";" that closes an HTML entity ("&lt;").
+_SENTENCE_STOP = re.compile(r"(?<!&[a-z]{2})(?<!&[a-z]{3})(?<!&[a-z]{4})(?<!&#[0-9]{2})(?<!&#x[0-9a-f]{2})"
+                            r"[.!?;](?=\s|$)", re.I)
+ALPHA = 1 - CONFIDENCE
+EQUIVALENCE_LEVEL, TEST_LEVEL = 100 * (1 - 2 * ALPHA), 100 * (1 - ALPHA)  # 90%, and 95% at least
+_TINY = 1e-9
+
+
+@dataclass(frozen=True)
+class Printed:
+    """A verdict word as printed: the interval before it, the level beside that interval (when one
+    is printed) and the p-value that is the word's own (name "p" or "Holm p", relation, figure)."""
+
+    word: str
+    lo: str
+    hi: str
+    level: str | None = None
+    p: tuple[str, str, str] | None = None
+
+    def describe(self) -> str:
+        """"gain beside [+0.02, +0.17] (97.5%), Holm p = 0.01": what the flag quotes."""
+        level = f" ({self.level}%)" if self.level else ""
+        p = f", {self.p[0]} {self.p[1]} {self.p[2]}" if self.p else ""
+        return f"{self.word} beside [{self.lo}, {self.hi}]{level}{p}"
 
 
 def _figure(text: str) -> tuple[float, float, bool]:
     """A printed figure: its value, half a unit of its last digit, and whether it bears a minus."""
     plain = text.replace("−", "-").replace("∞", "inf")
-    decimals = len(plain.split(".")[1]) if "." in plain else 0
-    return float(plain), 0.5 * 10.0 ** -decimals, plain.startswith("-")
+    mantissa, _, exponent = plain.lower().partition("e")
+    decimals = len(mantissa.split(".")[1]) if "." in mantissa else 0
+    scale = 10.0 ** int(exponent) if exponent else 1.0
+    return float(plain), 0.5 * 10.0 ** -decimals * scale, plain.startswith("-")
+
+
+def _clear_of_zero(lo_text: str, hi_text: str) -> bool:
+    """True when every value that rounds to the printed interval excludes 0."""
+    (lo, lo_half, _), (hi, hi_half, _) = _figure(lo_text), _figure(hi_text)
+    return lo >= 2 * lo_half - _TINY or hi <= -2 * hi_half + _TINY
 
 
 def contradiction(word: str, lo_text: str, hi_text: str, margin: float) -> str | None:
     """Why a printed interval contradicts the word beside it, or None when it may agree."""
     (lo, lo_half, lo_minus), (hi, hi_half, hi_minus) = _figure(lo_text), _figure(hi_text)
-    tiny = 1e-12
     if word == "gain" and lo_minus:
         return "a gain beside an interval that reaches 0"
     if word == "loss" and not hi_minus:
         return "a loss beside an interval that reaches 0"
-    if word == "equivalent" and (hi - hi_half >= margin - tiny or lo + lo_half <= -margin + tiny):
+    if word == "equivalent" and (hi - hi_half >= margin - _TINY or lo + lo_half <= -margin + _TINY):
         return f"equivalent beside an interval that reaches past ±{margin:g}"
     if word == "cannot tell":
-        if lo >= 2 * lo_half - tiny or hi <= -2 * hi_half + tiny:
+        if _clear_of_zero(lo_text, hi_text):
             return "cannot tell beside an interval clear of 0 (a gain or a loss at its level)"
         if lo - lo_half > -margin and hi + hi_half < margin:
             return f"cannot tell beside an interval inside ±{margin:g} (equivalent)"
     return None
 
 
-def _pairs(text: str, words: re.Pattern) -> list[tuple[str, str, str]]:
-    """(word, lo, hi) for each verdict word in `text` with the last interval printed before it."""
+def level_contradiction(word: str, level: str | None) -> str | None:
+    """Why the level printed beside an interval cannot be the one its word was decided on.
+
+    "equivalent" rests on the two one-sided tests' 1 - 2 alpha interval (90%), a gain or a loss on
+    the test's own interval at its Holm step level (95% or more); "cannot tell" prints the test's
+    or, widened, the equivalence interval, so any level may stand beside it.
+    """
+    if level is None or word == "cannot tell":
+        return None
+    value, half, _ = _figure(level)
+    if word == "equivalent" and abs(value - EQUIVALENCE_LEVEL) > half + _TINY:
+        return (f"equivalent beside a {level}% interval (its interval is the two one-sided tests' "
+                f"{EQUIVALENCE_LEVEL:.3g}%)")
+    if word in ("gain", "loss") and value + half < TEST_LEVEL - _TINY:
+        return (f"a {word} beside a {level}% interval (a test's interval is at its Holm step level, "
+                f"{TEST_LEVEL:.3g}% or more)")
+    return None
+
+
+def p_contradiction(word: str, lo: str, hi: str, p: tuple[str, str, str] | None) -> str | None:
+    """Why the word's own p-value says otherwise: a gain or a loss whose test p is not below alpha,
+    or "equivalent" / "cannot tell" beside a Holm p below alpha and an interval clear of 0."""
+    if p is None:
+        return None
+    name, relation, figure = p
+    value, half, _ = _figure(figure)
+    bound = relation != "="  # "p < 0.001", "p ≤ 0.0002": at most the figure
+    if word in ("gain", "loss"):
+        if not bound and value - half >= ALPHA - _TINY:
+            return f"a {word} beside {name} = {figure}, not below {ALPHA:.2g}"
+        return None
+    strict = relation in ("<", "&lt;")
+    if bound:
+        below = value < ALPHA - _TINY or (strict and value <= ALPHA + _TINY)
+    else:
+        below = value + half < ALPHA - _TINY
+    if name == "Holm p" and below and _clear_of_zero(lo, hi):
+        return f"{word} beside Holm p {relation} {figure}, below {ALPHA:.2g}, and an interval clear of 0"
+    return None
+
+
+def _matches(text: str, words: re.Pattern) -> list[tuple[re.Match, re.Match]]:
+    """(interval, word) for each verdict word in `text` with the last interval printed before it."""
     found, last, taken = [], None, True
     events = sorted([(m.start(), "interval", m) for m in _INTERVAL.finditer(text)]
                     + [(m.start(), "word", m) for m in words.finditer(text)], key=lambda e: e[0])
@@ -198,9 +298,88 @@ def _pairs(text: str, words: re.Pattern) -> list[tuple[str, str, str]]:
         if kind == "interval":
             last, taken = match, False
         elif last is not None and not taken:
-            found.append((match.group(1), last.group(1), last.group(2)))
+            found.append((last, match))
             taken = True
     return found
+
+
+def _word(match: re.Match) -> str:
+    """The verdict word a word pattern matched, whichever of its forms it was."""
+    return match.group(match.lastindex)
+
+
+def _pairs(text: str, words: re.Pattern) -> list[tuple[str, str, str]]:
+    """(word, lo, hi) for each verdict word in `text` with the last interval printed before it."""
+    return [(_word(word), interval.group(1), interval.group(2)) for interval, word in _matches(text, words)]
+
+
+def _own_p(segment: str) -> tuple[str, str, str] | None:
+    """The one test p-value in a word's row or sentence: its Holm p, else its plain p; a two
+    one-sided tests' p is not the test's. None when there is none, or more than one to choose."""
+    found, last = [], 0
+    for match in _P.finditer(segment):
+        if not _TOST.search(segment, last, match.start()):
+            found.append(match)
+        last = match.end()
+    chosen = [m for m in found if m.group(1)] or found
+    if len(chosen) != 1:
+        return None
+    return ("Holm p" if chosen[0].group(1) else "p", chosen[0].group(2), chosen[0].group(3))
+
+
+def _segment(unit: str, pairs: list, index: int, *, sentences: bool) -> str:
+    """The text that belongs to the `index`-th pair: from the word before it to the next interval,
+    cut to the word's own sentence when `unit` is prose (a table row is one unit)."""
+    interval, word = pairs[index]
+    start = pairs[index - 1][1].end() if index else 0
+    following = _INTERVAL.search(unit, word.end())
+    end = following.start() if following else len(unit)
+    if sentences:
+        stops = [m.end() for m in _SENTENCE_STOP.finditer(unit, start, word.start())]
+        after = _SENTENCE_STOP.search(unit, word.end(), end)
+        start, end = (stops[-1] if stops else start), (after.start() if after else end)
+    return unit[start:end]
+
+
+def read_printed(unit: str, words: re.Pattern, *, sentences: bool = True) -> list[Printed]:
+    """Every verdict word in one table row or line, with its interval, level and own p."""
+    pairs, found = _matches(unit, words), []
+    for index, (interval, word) in enumerate(pairs):
+        level = _LEVEL.match(unit, interval.end())
+        found.append(Printed(_word(word), interval.group(1), interval.group(2), level and level.group(1),
+                             _own_p(_segment(unit, pairs, index, sentences=sentences))))
+    return found
+
+
+def problems(printed: Printed, margin: float) -> list[str]:
+    """Every reason the interval, level or p-value printed beside a word says otherwise."""
+    reasons = (contradiction(printed.word, printed.lo, printed.hi, margin),
+               level_contradiction(printed.word, printed.level),
+               p_contradiction(printed.word, printed.lo, printed.hi, printed.p))
+    return [reason for reason in reasons if reason]
+
+
+def _margin(text: str) -> float:
+    """The equivalence margin a text names, else the course's."""
+    margins = _MARGIN.findall(text)
+    return float(margins[0]) if margins else EQUIVALENCE_MARGIN
+
+
+def text_flags(text: str, *, name: str = "", cell: int = 0, unit: str = "cell",
+               margin: float | None = None) -> list[Flag]:
+    """Every verdict word in a printed or Markdown text whose interval, level or p says otherwise:
+    HTML table rows with their `<b>word</b>` when the text has rows, else each line."""
+    margin = _margin(text) if margin is None else margin
+    rows = _ROW.findall(text)
+    units = ([(row, _HTML_WORD, False) for row in rows]
+             or [(line, _TEXT_WORD, True) for line in text.splitlines()])
+    flags = []
+    for part, words, sentences in units:
+        for printed in read_printed(part, words, sentences=sentences):
+            reasons = problems(printed, margin)
+            if reasons:
+                flags.append(Flag(name, cell, (printed.word,), printed.describe(), "; ".join(reasons), unit))
+    return flags
 
 
 def _printed(cell) -> list[str]:
@@ -220,44 +399,49 @@ def _printed(cell) -> list[str]:
 
 
 def interval_flags(notebook: nbformat.NotebookNode, *, name: str = "") -> list[Flag]:
-    """Every printed verdict whose interval beside it contradicts its word (see the module doc)."""
-    flags = []
-    for index, cell in enumerate(notebook.cells):
-        if cell.cell_type != "code":
-            continue
-        for text in _printed(cell):
-            margins = _MARGIN.findall(text)
-            margin = float(margins[0]) if margins else EQUIVALENCE_MARGIN
-            html_rows = _ROW.findall(text)
-            units = ([(row, _HTML_WORD) for row in html_rows]
-                     or [(line, _TEXT_WORD) for line in text.splitlines()])
-            for unit, words in units:
-                for word, lo, hi in _pairs(unit, words):
-                    why = contradiction(word, lo, hi, margin)
-                    if why:
-                        flags.append(Flag(name, index, (word,), f"{word} beside [{lo}, {hi}]", why))
-    return flags
+    """Every printed verdict whose interval, level or p beside it contradicts its word (module doc)."""
+    return [flag for index, cell in enumerate(notebook.cells) if cell.cell_type == "code"
+            for text in _printed(cell) for flag in text_flags(text, name=name, cell=index)]
+
+
+def markdown_flags(text: str, *, name: str = "") -> list[Flag]:
+    """The interval, level and p check on a Markdown file (the README), flags named by line."""
+    margin = _margin(text)
+    return [flag for number, line in enumerate(text.splitlines(), start=1)
+            for flag in text_flags(line, name=name, cell=number, unit="line", margin=margin)]
 
 
 def check_paths(paths: list[Path], *, intervals: bool = False) -> dict[str, list[Flag]]:
-    """Flags per notebook path, for every notebook given; with `intervals`, printed verdicts too."""
+    """Flags per path, for every notebook given; with `intervals`, printed verdicts too, and
+    Markdown files (the README, whose verdicts `update_readme.py` renders) read for those alone."""
     results = {}
     for path in paths:
+        if path.suffix.lower() == ".md":
+            text = path.read_text(encoding="utf-8")
+            results[str(path)] = markdown_flags(text, name=str(path)) if intervals else []
+            continue
         notebook = nbformat.read(path, as_version=4)
         flags = flag_cells(notebook, name=str(path))
         results[str(path)] = flags + (interval_flags(notebook, name=str(path)) if intervals else [])
     return results
 
 
+def default_paths(root: Path, *, intervals: bool) -> list[Path]:
+    """Every lesson and solution notebook; with `intervals`, the README's rendered findings too."""
+    notebooks = sorted((root / "notebooks").glob("**/*.ipynb"))
+    readme = root / "README.md"
+    return notebooks + ([readme] if intervals and readme.exists() else [])
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("notebooks", nargs="*", type=Path)
+    parser.add_argument("paths", nargs="*", type=Path, metavar="PATH", help="notebooks, or Markdown files")
     parser.add_argument("--count", action="store_true", help="print flagged cells per notebook, exit 0")
     parser.add_argument("--intervals", action="store_true",
-                        help="also flag printed verdicts whose interval contradicts their word")
+                        help="also flag printed verdicts whose interval, level or p contradicts their word")
     args = parser.parse_args(argv)
     root = Path(__file__).resolve().parent.parent
-    paths = args.notebooks or sorted((root / "notebooks").glob("**/*.ipynb"))
+    paths = args.paths or default_paths(root, intervals=args.intervals)
     results = check_paths(paths, intervals=args.intervals)
     total = sum(len(flags) for flags in results.values())
     for path, flags in results.items():
@@ -265,8 +449,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{len(flags):4d}  {path}")
             continue
         for flag in flags:
-            print(f"{path}: cell {flag.cell}: {', '.join(flag.words)} ({flag.why}): {flag.line[:100]}")
-    extra = " or print an interval that contradicts their word" if args.intervals else ""
+            print(f"{path}: {flag.unit} {flag.cell}: {', '.join(flag.words)} ({flag.why}): {flag.line[:100]}")
+    extra = " or print an interval, level or p that contradicts their word" if args.intervals else ""
     print(f"{total} cell(s) state a verdict with no rendered comparison or assertion beside them{extra}",
           file=sys.stderr)
     return 0 if args.count or total == 0 else 1

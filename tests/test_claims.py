@@ -131,9 +131,14 @@ def printed(text: str, *, mime: str = "text/markdown"):
 
 
 ROW = ('<table><tbody><tr class="cl-none"><td>hybrid against dense</td><td>recall@5</td>'
-       "<td>+0.020 [{lo}, {hi}] (98.3%)</td><td>9 wins / 5 losses</td>"
-       "<td>exact McNemar, Holm p = 0.42 over 3</td><td><b>{word}</b></td></tr></tbody></table>"
+       "<td>+0.020 [{lo}, {hi}] ({level}%)</td><td>9 wins / 5 losses</td>"
+       "<td>exact McNemar, Holm p {p} over 3</td><td><b>{word}</b></td></tr></tbody></table>"
        "<p><i>One primary Holm family: x (3 comparisons); equivalence margin ±0.05.</i></p>")
+
+
+def row(lo: str, hi: str, word: str, *, level: str = "98.3", p: str = "= 0.42"):
+    """A code cell that printed one `verdict_table` row."""
+    return printed(ROW.format(lo=lo, hi=hi, word=word, level=level, p=p), mime="text/html")
 
 
 def test_a_printed_interval_that_contradicts_its_word_is_flagged(claims):
@@ -143,10 +148,9 @@ def test_a_printed_interval_that_contradicts_its_word_is_flagged(claims):
     [flag] = claims.interval_flags(notebook(printed(sentence)), name="bad.ipynb")
     assert flag.cell == 0 and flag.words == ("equivalent",) and "past ±0.05" in flag.why
     assert claims.flag_cells(notebook(printed(sentence))) == []  # only --intervals reads outputs
-    table = printed(ROW.format(lo="+0.004", hi="+0.036", word="cannot tell"), mime="text/html")
-    [flag] = claims.interval_flags(notebook(table))
+    [flag] = claims.interval_flags(notebook(row("+0.004", "+0.036", "cannot tell")))
     assert "clear of 0" in flag.why
-    gain = printed(ROW.format(lo="−0.004", hi="+0.036", word="gain"), mime="text/html")
+    gain = row("−0.004", "+0.036", "gain", p="= 0.04")
     assert [f.why for f in claims.interval_flags(notebook(gain))] == ["a gain beside an interval that reaches 0"]
 
 
@@ -154,10 +158,9 @@ def test_a_printed_interval_that_agrees_with_its_word_passes(claims):
     sentence = ("**RRF against dense, recall@5:** 0.817 → 0.827, +0.010 [−0.031, +0.049] (90% interval), "
                 "9 wins / 7 losses, exact McNemar p = 0.8: equivalent: shown within ±0.05 (two one-sided "
                 "tests, p = 0.03), on 194 questions.")
-    cells = [printed(sentence),
-             printed(ROW.format(lo="−0.030", hi="+0.071", word="cannot tell"), mime="text/html"),
-             printed(ROW.format(lo="+0.000", hi="+0.036", word="gain"), mime="text/html"),  # rounds to 0
-             printed(ROW.format(lo="−0.090", hi="−0.010", word="loss"), mime="text/html")]
+    cells = [printed(sentence), row("−0.030", "+0.071", "cannot tell"),
+             row("+0.000", "+0.036", "gain", p="= 0.04"),  # rounds to 0
+             row("−0.090", "−0.010", "loss", p="&lt; 0.001")]
     assert claims.interval_flags(notebook(*cells)) == []
 
 
@@ -165,8 +168,15 @@ def test_the_rendered_verdicts_agree_with_their_intervals(claims):
     """What `verdict` and `verdict_table` print passes the interval check, word by word."""
     import numpy as np
 
-    from course_lib.evaluation.compare import compare_values
-    from course_lib.evaluation.verdicts import verdict, verdict_table
+    from course_lib.evaluation.compare import compare_values, holm_adjust
+    from course_lib.evaluation.verdicts import (
+        holm_columns,
+        interval_text,
+        technique_table,
+        verdict,
+        verdict_table,
+        word,
+    )
 
     rng = np.random.default_rng(3)
     comparisons = []
@@ -176,14 +186,19 @@ def test_the_rendered_verdicts_agree_with_their_intervals(claims):
         comparisons.append(compare_values(a, b, metric="recall@5"))
     html = verdict_table(comparisons).data
     assert {"gain", "loss", "equivalent", "cannot tell"} <= {w for w, _, _ in claims._pairs(html, claims._HTML_WORD)}
-    cells = [printed(html, mime="text/html")] + [printed(str(verdict(c))) for c in comparisons]
+    family = holm_adjust(comparisons, family="x")
+    effects = holm_columns([(f"step {i}", c, c) for i, c in enumerate(comparisons)])
+    lesson_09 = "; ".join(f"step {i}, {interval_text(c)}, **{word(c)}**" for i, c in enumerate(family))
+    cells = ([printed(html, mime="text/html"), printed(technique_table(effects).data, mime="text/html"),
+              printed(lesson_09)] + [printed(str(verdict(c))) for c in comparisons + family])
     assert claims.interval_flags(notebook(*cells)) == []
+    assert {p.word for p in claims.read_printed(lesson_09, claims._TEXT_WORD)} == {
+        "gain", "loss", "equivalent", "cannot tell"}
 
 
 def test_cli_intervals_flag(claims, tmp_path, capsys):
     bad = tmp_path / "bad.ipynb"
-    nbformat.write(notebook(printed(ROW.format(lo="+0.004", hi="+0.036", word="cannot tell"), mime="text/html")),
-                   bad)
+    nbformat.write(notebook(row("+0.004", "+0.036", "cannot tell")), bad)
     assert claims.main([str(bad)]) == 0  # the prose check alone reads no outputs
     assert claims.main(["--intervals", str(bad)]) == 1
     assert "cannot tell beside [+0.004, +0.036]" in capsys.readouterr().out
@@ -198,3 +213,111 @@ def test_a_takeaway_is_backed_by_any_assert_in_its_lesson_on_the_same_quantity(c
     assert [f.words for f in claims.flag_cells(notebook(takeaway, *unrelated))] == [("improves",)]
     plain = new_markdown_cell("Re-ranking improves MRR.")  # not a takeaway: only its neighbours count
     assert [f.words for f in claims.flag_cells(notebook(plain, *unrelated[:3], later[3]))] == [("improves",)]
+
+
+# --- lesson 09's ", **word**", the level beside an interval, the word's own p, the README ------
+
+def test_a_bold_word_after_a_comma_is_read_with_its_interval(claims):
+    line = ("**The whole course.** recall@5 +0.091 [+0.018, +0.165] (97.5%), **gain** (30 questions); "
+            "05 token limits on recall@5, +0.015 [−0.016, +0.047] (90%), **equivalent**.")
+    assert [(p.word, p.lo, p.level) for p in claims.read_printed(line, claims._TEXT_WORD)] == [
+        ("gain", "+0.018", "97.5"), ("equivalent", "−0.016", "90")]
+    assert claims.interval_flags(notebook(printed(line))) == []
+    bad = line.replace("[+0.018,", "[−0.018,").replace("+0.047] (90%)", "+0.057] (90%)")
+    assert [(f.words, f.why) for f in claims.interval_flags(notebook(printed(bad)))] == [
+        (("gain",), "a gain beside an interval that reaches 0"),
+        (("equivalent",), "equivalent beside an interval that reaches past ±0.05")]
+    loose = "+0.091 [−0.018, +0.165] (97.5%) on 197 questions. The verdict is **gain**."
+    assert claims.interval_flags(notebook(printed(loose))) == []  # no comma: not the printed form
+
+
+def test_a_level_that_cannot_be_the_word_s_is_flagged(claims):
+    equivalent = "steps, +0.015 [−0.016, +0.047] ({}), **equivalent**"
+    [flag] = claims.interval_flags(notebook(printed(equivalent.format("95%"))))
+    assert flag.words == ("equivalent",) and "95% interval" in flag.why and "90%" in flag.why
+    assert flag.line == "equivalent beside [−0.016, +0.047] (95%)"
+    gain = row("+0.010", "+0.090", "gain", level="90", p="= 0.01")
+    [flag] = claims.interval_flags(notebook(gain))
+    assert flag.why.startswith("a gain beside a 90% interval") and "95% or more" in flag.why
+    passing = [printed(equivalent.format("90%")), row("+0.010", "+0.090", "gain", level="95", p="= 0.01"),
+               row("−0.090", "−0.010", "loss", level="97.5", p="= 0.01"),
+               row("−0.060", "+0.070", "cannot tell", level="90"),  # widened to the equivalence interval
+               row("−0.060", "+0.070", "cannot tell", level="99.6"),
+               printed("+0.015 [−0.016, +0.047], 9 vs 7 questions: equivalent<br><small>95% interval</small>")]
+    assert claims.interval_flags(notebook(*passing)) == []  # a level counts only beside its interval
+
+
+def test_a_gain_or_a_loss_whose_own_p_is_not_below_alpha_is_flagged(claims):
+    [flag] = claims.interval_flags(notebook(row("+0.010", "+0.090", "gain", p="= 0.42")))
+    assert flag.why == "a gain beside Holm p = 0.42, not below 0.05"
+    small_print = ("**a against b, recall@5:** 0.70 → 0.80, +0.100 [+0.020, +0.180], 30 vs 10 questions: gain"
+                   "<br><small>95% interval · exact McNemar p = 0.31; equivalence margin ±0.05</small>")
+    [flag] = claims.interval_flags(notebook(printed(small_print)))
+    assert flag.why == "a gain beside p = 0.31, not below 0.05" and flag.line.endswith(", p = 0.31")
+    passing = [row("+0.010", "+0.090", "gain", p="= 0.05"),  # 0.0496 prints as 0.05
+               row("−0.090", "−0.010", "loss", p="&lt; 0.001"), row("+0.010", "+0.090", "gain", p="≤ 0.0002"),
+               printed(small_print.replace("p = 0.31", "p &lt; 0.001")),
+               printed(small_print.replace("exact McNemar p = 0.31", "two one-sided tests, p = 0.31")),  # TOST
+               printed(small_print.replace("p = 0.31", "Holm p = 0.01 over 3, p = 0.31")),  # its Holm p
+               printed(small_print.replace("p = 0.31", "Holm p = 0.01, Holm p = 0.31")),  # which one?
+               printed("+0.067 [+0.011, +0.125] (99.6%), **gain**. MRR: Holm p = 0.4 over 3.")]  # next sentence
+    assert claims.interval_flags(notebook(*passing)) == []
+
+
+def test_no_verdict_beside_a_holm_p_below_alpha_and_an_interval_clear_of_0(claims):
+    [flag] = claims.interval_flags(notebook(row("+0.005", "+0.046", "equivalent", level="90", p="= 0.01")))
+    assert flag.why == "equivalent beside Holm p = 0.01, below 0.05, and an interval clear of 0"
+    sentence = "+0.026 [+0.005, +0.046] (90%), **equivalent**<br><small>exact McNemar Holm p &lt; 0.001</small>"
+    [flag] = claims.interval_flags(notebook(printed(sentence)))  # "&lt;" ends no sentence
+    assert "Holm p &lt; 0.001" in flag.why
+    cannot_tell = claims.interval_flags(notebook(row("+0.004", "+0.036", "cannot tell", p="= 0.02")))
+    assert "Holm p = 0.02" in cannot_tell[0].why
+    passing = [row("+0.005", "+0.046", "equivalent", level="90", p="= 0.2"),
+               row("−0.005", "+0.046", "equivalent", level="90", p="= 0.01"),  # contains 0: not both facts
+               row("+0.005", "+0.046", "equivalent", level="90", p="= 0.05"),  # may be 0.0504
+               printed(sentence.replace("Holm p", "p"))]  # an uncorrected p below 0.05 may pass Holm
+    assert claims.interval_flags(notebook(*passing)) == []
+
+
+def test_each_word_of_a_technique_row_reads_its_own_p(claims):
+    cells = ("<td>+0.040 [+0.010, +0.070] (99.6%)</td><td>20 wins / 5 losses, Holm p = {dev}</td><td><b>gain</b></td>"
+             "<td>+0.010 [−0.020, +0.060] (99.6%)</td><td>12 wins / 9 losses, Holm p = {test}</td>"
+             "<td><b>cannot tell</b></td>")
+    table = "<table><tr><td>07 re-ranking</td>{}</tr></table>"
+    assert claims.interval_flags(notebook(printed(table.format(cells.format(dev="0.01", test="0.6")),
+                                                  mime="text/html"))) == []
+    flags = claims.interval_flags(notebook(printed(table.format(cells.format(dev="0.6", test="0.01")),
+                                                   mime="text/html")))
+    assert [f.line for f in flags] == ["gain beside [+0.010, +0.070] (99.6%), Holm p = 0.6"]
+
+
+README = """# Course
+
+| on the test split | naive | final | difference [interval the verdict rests on] | better / worse | verdict |
+|---|---|---|---|---|---|
+| recall@5 | 0.76 | 0.85 | +0.09 [{lo}, +0.17] {level} | 30 / 12 | **gain** |
+| recall@20 | 0.91 | 0.94 | +0.03 [−0.02, +0.07] 95% | 11 / 6 | **cannot tell** |
+
+Each verdict is decided by its paired test; a gain or a loss lies clear of 0 and "cannot tell" contains it.
+"""
+
+
+def test_the_readme_is_read_for_intervals_levels_and_p_only(claims, tmp_path, capsys):
+    assert claims.markdown_flags(README.format(lo="+0.02", level="97.5%")) == []
+    [flag] = claims.markdown_flags(README.format(lo="−0.02", level="97.5%"), name="README.md")
+    assert (flag.unit, flag.cell, flag.words) == ("line", 5, ("gain",)) and "reaches 0" in flag.why
+    [flag] = claims.markdown_flags(README.format(lo="+0.02", level="90%"))
+    assert "90% interval" in flag.why
+    readme = tmp_path / "README.md"
+    readme.write_text(README.format(lo="−0.02", level="97.5%"), encoding="utf-8")
+    assert claims.check_paths([readme]) == {str(readme): []}  # no code cells: the prose rule does not apply
+    assert claims.main(["--intervals", str(readme)]) == 1
+    assert f"{readme}: line 5: gain (a gain beside an interval that reaches 0)" in capsys.readouterr().out
+    assert claims.default_paths(ROOT, intervals=True)[-1] == ROOT / "README.md"
+    assert ROOT / "README.md" not in claims.default_paths(ROOT, intervals=False)
+
+
+def test_the_readme_findings_agree_with_their_intervals(claims):
+    """The README's rendered headline (scripts/update_readme.py) passes the interval check."""
+    path = ROOT / "README.md"
+    assert claims.check_paths([path], intervals=True) == {str(path): []}
