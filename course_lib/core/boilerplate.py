@@ -218,15 +218,15 @@ class _Rules:
         self.headings: list[Tag] = []
         self.holds_protected: set[int] = set()
         self.holds_code: set[int] = set()
-        for tag in root.descendants:
-            if not isinstance(tag, Tag):
-                continue
+        for tag in root.find_all(True):
             if tag.name in HEADING_TAGS:
                 self.headings.append(tag)
             held = (self.holds_protected if tag.name in _PROTECTED else
                     self.holds_code if tag.name == "pre" else None)
-            if held is not None:
-                held.update(id(a) for a in tag.parents)
+            for above in tag.parents if held is not None else ():
+                if id(above) in held:  # and so are all above it: linear however deep the page
+                    break
+                held.add(id(above))
         self.headed = _headed_sections(root, self) if "furniture headings" in names else set()
 
     def bounded(self, tag: Tag) -> bool:

@@ -42,6 +42,10 @@ class _Owner:
     label: str | None = None  # a definition's name, appended to the heading path
     has_dd: bool = False
     emitted: bool = False
+    # Set by `_Walker.open_owner` from the owner outside it, so that no block rescans every open
+    # owner: that rescan made 100,000 nested <dl> quadratic (issue 37).
+    labels: tuple[str, ...] = ()  # the definition names of the open owners, this one's last
+    definitions: int = 0  # how many open owners are definitions, this one included
 
 
 def walk_blocks(root: Tag, *, title: str, definition_paths: bool = True) -> list[Block]:
@@ -121,14 +125,18 @@ class _Walker:
         self.segments: list[list[str]] = [[]]
         self.label_end = 0  # > 0: a "Note" label ends the run here and waits for its paragraph
         self.wrappers: set[int] = set()  # ids of inline elements that wrap blocks (set in walk)
+        self.headed = False  # a heading was emitted: a flag, as scanning the blocks for one is quadratic
 
     # -- output ---------------------------------------------------------------------------
     def path(self) -> tuple[str, ...]:
-        """The heading path of the next block: title, open headings, open definition names."""
+        """The heading path of the next block: title, open headings, open definition names.
+
+        The open headings are at most six (one per level); the definition names come ready-made
+        with the innermost owner, so a block costs no more than its own path however deep it is.
+        """
         base = ((self.title,) if self.title else ()) + tuple(t for _, t in self.headings)
-        if not self.definition_paths:
-            return base
-        return base + tuple(o.label for o in self.owners if o.label)
+        labels = self.owners[-1].labels if self.owners and self.definition_paths else ()
+        return base + labels if labels else base
 
     def emit(self, kind: str, text: str, level: int = 0) -> None:
         """Append one block at the current heading path and anchor."""
@@ -146,7 +154,7 @@ class _Walker:
             self.emit("list_item", "- " + text, owner.depth)
         elif owner is not None and not owner.emitted:
             owner.emitted = True
-            self.emit("definition", text, sum(o.kind == "definition" for o in self.owners))
+            self.emit("definition", text, owner.definitions)
         else:
             self.emit("text", text)
 
@@ -162,6 +170,18 @@ class _Walker:
             self.new_segment()
         else:
             self.flush()
+
+    def open_owner(self, owner: _Owner) -> None:
+        """Open `owner` inside the current innermost one, carrying over its names and count.
+
+        An owner's `labels` and `definitions` never change once it is open (owners only open and
+        close at the top of the stack), so computing them once here keeps the walk linear.
+        """
+        outer = self.owners[-1] if self.owners else None
+        labels = outer.labels if outer is not None else ()
+        owner.labels = labels + (owner.label,) if owner.label else labels
+        owner.definitions = (outer.definitions if outer is not None else 0) + (owner.kind == "definition")
+        self.owners.append(owner)
 
     def new_segment(self) -> None:
         """Start a new paragraph of the current run (a line break in the block's text)."""
@@ -247,14 +267,14 @@ class _Walker:
         text, level = collapse(text_of(tag)), int(tag.name[1])
         if not text:
             return False
-        first = not any(b.kind == "heading" for b in self.blocks)
-        if not (level == 1 and first and text == self.title):  # the title is already the path's root
+        if not (level == 1 and not self.headed and text == self.title):  # the title is the path's root
             while self.headings and self.headings[-1][0] >= level:
                 self.headings.pop()
             self.headings.append((level, text))
         anchor = tag if tag.get("id") else tag.find(id=True)
         self.heading_id = str(anchor["id"]) if anchor is not None else self.heading_id
         self.emit("heading", text, level)
+        self.headed = True
         return False
 
     def code(self, tag: Tag) -> bool:
@@ -285,7 +305,7 @@ class _Walker:
     def list_item(self, tag: Tag) -> bool:
         """An `<li>` owns the run until it closes: all its paragraphs make one list item."""
         self.flush()
-        self.owners.append(_Owner("list_item", tag, depth=max(self.list_depth, 1)))
+        self.open_owner(_Owner("list_item", tag, depth=max(self.list_depth, 1)))
         return True
 
     def definition_part(self, tag: Tag) -> bool:
@@ -300,7 +320,7 @@ class _Walker:
         if same:
             self.owners.pop()  # the previous pair had no <dd>, or this <dd> has no <dt>
         label = _definition_label(tag) if tag.name == "dt" else None
-        self.owners.append(_Owner("definition", tag.parent, label=label, has_dd=tag.name == "dd"))
+        self.open_owner(_Owner("definition", tag.parent, label=label, has_dd=tag.name == "dd"))
         return True
 
     def label(self, tag: Tag) -> bool:

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from course_lib.infra.errors import GoldenError
+from course_lib.infra.files import special_kind
 
 KINDS = ("paraphrase", "exact", "table", "code", "context", "unanswerable")
 SPLITS = ("dev", "test")
@@ -210,8 +211,21 @@ def _check_question(q: Question) -> list[str]:
     return [p for p in problems if p] + [f"also: {p}" for p in also if p]
 
 
+def _refuse_special(path: Path) -> None:
+    """A GoldenError for a device, FIFO or socket (a symlink is followed), before it is opened:
+    opening a FIFO no one writes to waits for ever, and a device may never end (issue 37)."""
+    try:
+        mode = path.stat().st_mode
+    except OSError:  # missing or unreadable: reading it says which, in its own words
+        return
+    what = special_kind(mode)
+    if what is not None:
+        raise GoldenError(f"not a regular file: {what}", path=path, hint="give the .jsonl file")
+
+
 def _read_text(path: Path) -> str:
     """A golden file's text: UTF-8 (a BOM is allowed), or a one-line GoldenError saying how to fix it."""
+    _refuse_special(path)
     try:
         raw = path.read_bytes()
     except FileNotFoundError:

@@ -87,6 +87,16 @@ def _fsync_folder(folder: Path) -> None:
         os.close(handle)
 
 
+_SPECIAL_KINDS = ((stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+                  (stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISSOCK, "a socket"))
+
+
+def special_kind(mode: int) -> str | None:
+    """What a file of this `st_mode` is when it is a device, a FIFO or a socket ("a FIFO (named
+    pipe)"), None otherwise: one wording for every command that refuses such a path."""
+    return next((what for test, what in _SPECIAL_KINDS if test(mode)), None)
+
+
 def _special(path: Path) -> str | None:
     """What `path` is when it exists and is neither a regular file, a folder nor a symlink (a
     device, a FIFO, a socket): a rename over it would replace it. None otherwise."""
@@ -94,11 +104,7 @@ def _special(path: Path) -> str | None:
         mode = os.lstat(path).st_mode
     except OSError:
         return None
-    for test, what in ((stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
-                       (stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISSOCK, "a socket")):
-        if test(mode):
-            return what
-    return None
+    return special_kind(mode)
 
 
 def _refuse_special(path: Path) -> None:
