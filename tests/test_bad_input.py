@@ -26,10 +26,10 @@ GOOD_Q = {"id": "q1", "question": "Which directive gives the day of the month?",
           "kind": "table", "split": "dev"}
 
 
-def run(*args, cwd=None, env_extra=None):
+def run(*args, cwd=None, env_extra=None, timeout=600):
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false", **(env_extra or {})}
     return subprocess.run([sys.executable, "-m", "course_lib", *map(str, args)], capture_output=True, check=False,
-                          text=True, errors="replace", cwd=cwd, env=env, timeout=600)
+                          text=True, errors="replace", cwd=cwd, env=env, timeout=timeout)
 
 
 def warnings_of(result) -> list[str]:
@@ -384,6 +384,39 @@ def test_an_edited_parsed_page_cache_entry_is_parsed_again_never_served(site, pr
     assert third.stdout == clean.stdout and warnings_of(third) == []
 
 
+# --- hostile pages finish (issue 37): the walk is linear in the page, however deep ------------
+# In process, to read each block. lxml hands the walker every level (huge trees are allowed), and
+# the sizes are where the old walker, which rescanned every open owner or block for each block,
+# took several seconds while the linear one takes about one.
+
+def test_twelve_thousand_nested_definitions_parse_to_one_block_each():
+    from course_lib.core.parse import parse_page
+
+    depth = 12_000
+    html = "<title>Deep</title>" + "<dl><dt>t</dt><dd>" * depth + "deep" + "</dd></dl>" * depth
+    blocks = parse_page(html).blocks
+    assert [(b.kind, b.level) for b in blocks] == [("definition", level) for level in range(1, depth + 1)]
+    assert {b.text for b in blocks[:-1]} == {"t"} and {b.heading_path for b in blocks} == {("Deep",)}
+    assert (blocks[-1].text, blocks[-1].level, blocks[-1].heading_path) == ("t\ndeep", depth, ("Deep",))
+
+
+def test_six_thousand_paragraphs_then_six_thousand_nested_headed_sections():
+    from course_lib.core.parse import parse_page
+
+    depth = 6_000  # headings cycle h2..h6 (an <h1> would be the title), each in a <section id>
+    intro = "".join(f"<div><p>intro {i}</p>" for i in range(depth))
+    sections = "".join(f"<section id='s{i}'><h{2 + i % 5}>H{i}</h{2 + i % 5}><p>p{i}</p>" for i in range(depth))
+    html = "<title>Deep</title>" + intro + sections + "<p>deep</p>" + "</section>" * depth + "</div>" * depth
+    blocks = parse_page(html).blocks
+    assert len(blocks) == 3 * depth + 1
+    assert [b.text for b in blocks if b.kind == "heading"] == [f"H{i}" for i in range(depth)]
+    last_h2 = (depth - 1) // 5 * 5  # the innermost <h2>: the deeper levels are the headings after it
+    deepest = blocks[-1]
+    assert (deepest.kind, deepest.text, deepest.section_id) == ("text", "deep", f"s{depth - 1}")
+    assert deepest.heading_path == ("Deep", *(f"H{i}" for i in range(last_h2, depth)))
+    assert blocks[depth - 1].heading_path == ("Deep",)  # the last intro paragraph: no heading yet
+
+
 # --- the golden file -------------------------------------------------------------------------
 
 def test_evaluate_refuses_a_golden_file_that_does_not_match_the_corpus(tmp_path, site):
@@ -421,6 +454,19 @@ def test_a_utf16_golden_file(tmp_path, site):
     path.write_text(json.dumps(GOOD_Q) + "\n", encoding="utf-16")
     fails(run("validate-golden", path, "--corpus", site), 4, r"golden\.jsonl:1: UTF-16 or binary.* save the file as UTF-8")
     fails(run("evaluate", "--corpus", site, "--golden", path, "--out", tmp_path / "r.json"), 4, r"UTF-16")
+
+
+def test_a_golden_file_that_is_a_fifo_is_refused_not_waited_on(tmp_path, site):
+    # Opening a FIFO that no one writes to waits for ever: refused by what it is, before it is opened.
+    fifo, link = tmp_path / "golden.jsonl", tmp_path / "link.jsonl"
+    os.mkfifo(fifo)
+    link.symlink_to(fifo)  # a link is followed: to a FIFO, refused the same way
+    for path in (fifo, link):
+        pattern = rf"^error: {re.escape(str(path))}: not a regular file: a FIFO \(named pipe\) — give the \.jsonl file$"
+        fails(run("validate-golden", path, "--corpus", site, timeout=120), 4, pattern)
+        fails(run("evaluate", "--corpus", site, "--golden", path, "--pipeline", "bm25", "--out", tmp_path / "r.json",
+                  timeout=120), 4, pattern)
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode) and not (tmp_path / "r.json").exists()
 
 
 def test_an_undecodable_golden_file(tmp_path, site):
@@ -716,3 +762,172 @@ def test_a_misspelled_golden_field_or_an_outer_section_is_refused_before_anythin
     result = run("evaluate", "--corpus", site, "--golden", golden, "--pipeline", "naive", "--out", out)
     fails(result, 4, r"1 problems with the golden file")
     assert problem in result.stderr and not out.exists()
+
+
+# --- issue 37: no traceback from a closed pipe, a full disk or Ctrl-C; no password from a bad URL --
+
+BIG_PAGE = ("<html><head><title>Big</title></head><body><main><h1>Big page</h1>"
+            + "".join(f"<p>Paragraph {i} of a long page, with enough ordinary words to be kept.</p>"
+                      for i in range(6000)) + "</main></body></html>")  # ~0.5 MB of output: more than a pipe holds
+# How `course-lib` (the console script) starts: it imports cli before `main` can catch anything.
+CONSOLE_SCRIPT = "import sys; from course_lib.app.cli import main; sys.exit(main())"
+
+
+def _cli(form: str) -> list[str]:
+    """The command line started as `python -m course_lib` ("module") or as the console script."""
+    return [sys.executable, "-m", "course_lib"] if form == "module" else [sys.executable, "-c", CONSOLE_SCRIPT]
+
+
+@pytest.mark.parametrize("form", ["module", "console script"])
+def test_a_reader_that_closes_the_pipe_ends_the_command_quietly_with_141(tmp_path, form):
+    (tmp_path / "big.html").write_text(BIG_PAGE, encoding="utf-8")
+    proc = subprocess.Popen([*_cli(form), "extract", str(tmp_path / "big.html")], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        first = proc.stdout.readline()  # `| head -1`: one line read, then the reader is gone
+        proc.stdout.close()
+        stderr = proc.stderr.read()
+        proc.wait(timeout=120)
+    finally:
+        proc.kill()
+    assert first == "Big page\n"
+    assert (proc.returncode, stderr) == (141, "")  # no traceback, no "Exception ignored"
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="no /dev/full on this system")
+@pytest.mark.parametrize("command", [("extract", "big.html"), ("pipelines",), ("--help",)])
+def test_standard_output_on_a_full_disk_is_one_line_and_exit_7(tmp_path, command):
+    (tmp_path / "big.html").write_text(BIG_PAGE, encoding="utf-8")
+    with open("/dev/full", "w") as full:
+        result = subprocess.run([*_cli("module"), *command], stdout=full, stderr=subprocess.PIPE, text=True,
+                                cwd=tmp_path, timeout=120, check=False)
+    result.stdout = ""
+    fails(result, 7, r"^error: cannot write standard output: No space left on device \(ENOSPC\) — the output is "
+                     r"incomplete")
+    assert len(result.stderr.splitlines()) == 1, result.stderr
+
+
+# Raises KeyboardInterrupt, as Ctrl-C would, the moment the module named by argv[1] starts to be
+# imported, then starts the command line the way argv[2] says: a Ctrl-C at a chosen instant.
+CTRL_C_AT_IMPORT = textwrap.dedent("""
+    import runpy, sys
+
+    TARGET, FORM = sys.argv[1], sys.argv[2]
+
+    class CtrlC:
+        def find_spec(self, name, path=None, target=None):
+            if name == TARGET:
+                raise KeyboardInterrupt
+
+    sys.meta_path.insert(0, CtrlC())
+    sys.argv = ["course_lib", *sys.argv[3:]]
+    if FORM == "module":
+        runpy.run_module("course_lib", run_name="__main__", alter_sys=True)
+    else:
+        from course_lib.app.cli import main
+        sys.exit(main())
+""")
+
+
+# The console script's own first line imports cli: a Ctrl-C before cli's first line runs is, like one
+# during Python's start, out of any code's reach; `python -m` has __main__ to catch it.
+@pytest.mark.parametrize("form, module", [
+    ("module", "course_lib.app.cli"),
+    *((form, module) for form in ("module", "console script")
+      for module in ("numpy", "course_lib.app.commands", "course_lib.core.parse")),
+])
+def test_ctrl_c_while_importing_is_one_line_and_130(tmp_path, form, module):
+    (tmp_path / "page.html").write_text(BIG_PAGE[:2000] + "</main></body></html>", encoding="utf-8")
+    result = subprocess.run([sys.executable, "-c", CTRL_C_AT_IMPORT, module, form, "extract",
+                             str(tmp_path / "page.html")], capture_output=True, text=True, timeout=120, check=False)
+    assert (result.returncode, result.stderr.splitlines()) == (130, ["error: interrupted — nothing was written"])
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/maps"), reason="needs /proc to see when numpy is loaded")
+@pytest.mark.parametrize("delay_s", [0.0, 0.1, 0.3])
+def test_a_real_sigint_once_the_library_loads_is_one_line_and_130(tmp_path, delay_s):
+    import signal
+    import time
+
+    (tmp_path / "big.html").write_text(BIG_PAGE, encoding="utf-8")
+    proc = subprocess.Popen([*_cli("module"), "extract", str(tmp_path / "big.html")], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 60
+        while "numpy" not in Path(f"/proc/{proc.pid}/maps").read_text():  # cli's imports are under way
+            assert proc.poll() is None and time.monotonic() < deadline, "the command never loaded numpy"
+            time.sleep(0.002)
+        time.sleep(delay_s)  # still importing, or parsing the page: either way inside the guard
+        proc.send_signal(signal.SIGINT)
+        _, stderr = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+    assert (proc.returncode, stderr.splitlines()) == (130, ["error: interrupted — nothing was written"])
+
+
+# What a lesson 11 command would do, run through `cli.main`: open the store DATABASE_URL names.
+STORE_COMMAND = textwrap.dedent("""
+    import sys
+    from types import SimpleNamespace
+    from course_lib.app import cli
+    from course_lib.extras.postgres_server import connect, embedded_server
+
+    def store(args):
+        with embedded_server() as url:
+            connect(url)
+        return 0
+
+    parser = cli.build_parser()
+    cli.build_parser = lambda: parser
+    parser.parse_args = lambda argv: SimpleNamespace(func=store, debug="--debug" in argv)
+    sys.exit(cli.main(sys.argv[1:]))
+""")
+
+SHOWN = r"postgresql://alice:\*\*\*@127\.0\.0\.1:9/course"
+BAD_URLS = [  # (DATABASE_URL, pieces of its password, the one error line)
+    ("postgresql://alice:S3cret Pa55@127.0.0.1:9/course", ["S3cret", "Pa55"],
+     rf"the database URL {SHOWN} cannot be read \(unexpected spaces found in \"\*\*\*\"[^—]*— percent-encode"),
+    ("postgresql://alice:S3cret%ZZPa55@127.0.0.1:9/course", ["S3cret", "Pa55"],
+     rf"the database URL {SHOWN} cannot be read \(invalid percent-encoded token: \"\*\*\*\"\)"),
+    ("mysql://alice:S3cretPa55@127.0.0.1:9/course", ["S3cret"],
+     r"the database URL mysql://alice:\*\*\*@127\.0\.0\.1:9/course is not a PostgreSQL URL — one starts"),
+    ("postgresql://alice:Head7@Tail7@127.0.0.1:9/course", ["Head7", "Tail7"],  # libpq reads host 'Tail7@...'
+     rf"no PostgreSQL server reachable at {SHOWN} \(failed to resolve host '\*\*\*@127\.0\.0\.1'"),
+    ("postgresql://alice:S3cretPa55@127.0.0.1:notaport/course", ["S3cret"],
+     r"no PostgreSQL server reachable at \(unparseable URL, not shown\) \(libpq's message not shown"),
+    ("postgresql://alice:S3cretPa55", ["S3cret"],  # no `@`: libpq reads the password as the port
+     r"reachable at \(unparseable URL, not shown\) \(libpq's message not shown: it may quote the password\)"),
+]
+
+
+@pytest.mark.parametrize("url, secrets, pattern", BAD_URLS,
+                         ids=["space", "bad-percent", "mysql", "unencoded-at", "letter-port", "no-at"])
+def test_a_malformed_database_url_is_one_line_without_its_password(url, secrets, pattern):
+    env = {**os.environ, "DATABASE_URL": url}
+    for debug in ([], ["--debug"]):
+        result = subprocess.run([sys.executable, "-c", STORE_COMMAND, *debug], capture_output=True, text=True,
+                                env=env, timeout=120, check=False)
+        assert not [s for s in secrets if s in result.stdout + result.stderr], result.stderr
+        if not debug:
+            fails(result, 8, pattern)
+            assert len(result.stderr.splitlines()) == 1, result.stderr
+        else:  # the traceback, but not the psycopg error behind it, which quotes the URL
+            assert result.returncode == 8 and "Traceback" in result.stderr and "psycopg" not in result.stderr
+
+
+@pytest.mark.parametrize("url, shown", [
+    ("postgresql://alice:S3cret Pa55@db:5432/course", "postgresql://alice:***@db:5432/course"),
+    ("postgresql://alice:Head7@Tail7@db/course?sslmode=require", "postgresql://alice:***@db/course?sslmode=require"),
+    ("postgresql://alice:S3cret/Pa55@h1:5432,h2:5433/course", "postgresql://alice:***@h1:5432,h2:5433/course"),
+    ("postgresql://postgres:@/postgres?host=/tmp/pg", "postgresql://postgres:***@/postgres?host=/tmp/pg"),
+    ("postgresql://alice@db/course", "postgresql://alice@db/course"),
+    ("postgresql://alice:S3cretPa55@db:port/course", "(unparseable URL, not shown)"),
+    ("host=db password=S3cretPa55", "(unparseable URL, not shown)"),
+    ("S3cretPa55", "(unparseable URL, not shown)"),
+])
+def test_a_database_url_is_shown_redacted_or_not_at_all(url, shown):
+    from course_lib.extras.postgres_server import DatabaseURL, scrubbed, shown_url
+
+    assert shown_url(url) == shown and repr(DatabaseURL(url)) == repr(shown)
+    quoted = f'libpq: bad token "{url}" near "S3cret Pa55" and "Tail7@db" and "Pa55"'
+    assert not [s for s in ("S3cret", "Pa55", "Head7", "Tail7") if s in scrubbed(quoted, url) and s in url]

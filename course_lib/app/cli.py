@@ -16,7 +16,9 @@
 Every command reports the pages it skipped or repaired (and why) before it builds anything, and
 says on stderr what a long stage is doing. Bad input gets one line on stderr,
 `error: <file>:<line>: <what> — <what to do>`, and an exit code per family: 2 usage, 3 corpus,
-4 golden file, 5 parser, 6 model, 7 output file, 130 interrupted; `--debug` adds the traceback.
+4 golden file, 5 parser, 6 model, 7 output file (standard output too: a full disk), 130
+interrupted (Ctrl-C or SIGTERM, from the first import on), 141 and nothing printed when the
+reader of the output went away (`| head -1`); `--debug` adds the traceback.
 Whatever is printed passes through `safe_text.safe`: no terminal control sequence from a page,
 no password from a URL. `--out` files are locked and written atomically (`files`).
 The commands themselves are in `commands`; what they read and check first, in `inputs`.
@@ -24,17 +26,29 @@ The commands themselves are in `commands`; what they read and check first, in `i
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import traceback
 from pathlib import Path
+from typing import TextIO
 
-from course_lib.app import commands
-from course_lib.app.inputs import positive
-from course_lib.infra.errors import INTERRUPTED, CourseError, UsageError
-from course_lib.infra.onnx_encoder import ENCODERS
-from course_lib.infra.safe_text import safe
-from course_lib.infra.terminal import debug_logging, sigterm_as_interrupt
-from course_lib.settings import ASK_SOURCES, FINAL_PIPELINE, GOLDEN_DRAFT_SIZE
+from course_lib.infra.errors import INTERRUPTED, CourseError, OutputError, UsageError
+
+INTERRUPTED_LINE = "error: interrupted — nothing was written"
+# 141 is 128 + SIGPIPE: what `cat` or `grep` killed by a closed pipe reports, so a script under
+# `set -o pipefail` sees a cut-off listing as cut off, never as complete.
+BROKEN_PIPE = 141
+
+try:  # numpy and the library load here (a fifth of a second): Ctrl-C then is one line and 130 too
+    from course_lib.app import commands
+    from course_lib.app.inputs import positive
+    from course_lib.infra.onnx_encoder import ENCODERS
+    from course_lib.infra.safe_text import safe
+    from course_lib.infra.terminal import CheckedStdout, StdoutFailed, debug_logging, sigterm_as_interrupt
+    from course_lib.settings import ASK_SOURCES, FINAL_PIPELINE, GOLDEN_DRAFT_SIZE
+except KeyboardInterrupt:  # `main` cannot catch it: `course-lib` imports this module before calling it
+    print(INTERRUPTED_LINE, file=sys.stderr)
+    raise SystemExit(INTERRUPTED) from None
 
 
 class _Parser(argparse.ArgumentParser):
@@ -130,24 +144,59 @@ def _one_line(err: CourseError) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run one command; a user-facing error (a CourseError) becomes one line and its family's exit
-    code. Anything else is a bug and keeps its traceback. `--debug` prints the traceback of a
-    user-facing error too (with the error it came from), and the traceback of each cache warning."""
-    for stream in (sys.stdout, sys.stderr):  # a file name that is not UTF-8 must not crash a print
-        if hasattr(stream, "reconfigure"):
-            stream.reconfigure(errors="backslashreplace")
-    args = build_parser().parse_args(argv)
-    debug_logging(args.debug)
+    """Run one command (`_run`) with standard output checked and flushed before returning, so a
+    reader that went away (`| head -1`) ends the command quietly with 141, and a write that fails
+    (`> /dev/full`) is one line and exit 7, never a traceback or Python's "Exception ignored"."""
+    real = sys.stdout
+    sys.stdout = CheckedStdout(real)
     try:
+        try:
+            return _run(argv)
+        finally:
+            sys.stdout.flush()  # here, not at exit, where a failure could only be a traceback
+    except StdoutFailed as failed:
+        return _stdout_failed(failed, real)
+    finally:
+        sys.stdout = real
+
+
+def _stdout_failed(failed: StdoutFailed, real: TextIO) -> int:
+    """Point standard output at /dev/null (Python flushes what is left at exit, which would fail
+    again, loudly) and end: silently for a closed pipe, like any Unix tool, else with one line."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, real.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError):  # not a real file (a test's capture): nothing left to flush
+        pass
+    if failed.broken_pipe:
+        return BROKEN_PIPE
+    print(f"error: cannot write standard output: {failed} — the output is incomplete; send it to a file or "
+          "disk with room", file=sys.stderr)
+    return OutputError.exit_code
+
+
+def _run(argv: list[str] | None) -> int:
+    """Run one command; a user-facing error (a CourseError) becomes one line and its family's exit
+    code, and Ctrl-C (or SIGTERM) one line and 130, from parsing the arguments on. Anything else
+    is a bug and keeps its traceback. `--debug` prints the traceback of a user-facing error too
+    (with the error it came from), and the traceback of each cache warning."""
+    args = None
+    try:
+        for stream in (sys.stdout, sys.stderr):  # a file name that is not UTF-8 must not crash a print
+            if hasattr(stream, "reconfigure"):
+                stream.reconfigure(errors="backslashreplace")
+        args = build_parser().parse_args(argv)
+        debug_logging(args.debug)
         with sigterm_as_interrupt():  # a `kill` ends the command like Ctrl-C: one line, no temporary file
             return args.func(args)
     except KeyboardInterrupt:
-        if args.debug:
+        if getattr(args, "debug", False):
             raise
-        print("error: interrupted — nothing was written", file=sys.stderr)
+        print(INTERRUPTED_LINE, file=sys.stderr)
         return INTERRUPTED
     except CourseError as err:
-        if args.debug:
+        if getattr(args, "debug", False):
             print(safe(traceback.format_exc()), file=sys.stderr, end="")
         print(f"error: {_one_line(err)}", file=sys.stderr)
         return err.exit_code

@@ -9,15 +9,17 @@ from __future__ import annotations
 
 import getpass
 import os
+import re
 import stat
 import tempfile
 import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from urllib.parse import unquote
 
 from course_lib.infra.errors import CourseError
-from course_lib.infra.safe_text import redact
+from course_lib.infra.safe_text import HIDDEN, redact
 
 DOCKER_HINT = "docker run -d -p 5432:5432 -e POSTGRES_PASSWORD=pw pgvector/pgvector:pg16"
 
@@ -30,11 +32,68 @@ class DatabaseURL(str):
     """
 
     def __repr__(self) -> str:
-        return repr(redact(str(self)))
+        return repr(shown_url(str(self)))
 
     def redacted(self) -> str:
-        """The URL with its password replaced by ***."""
-        return redact(str(self))
+        """The URL with its password replaced by *** (`shown_url`)."""
+        return shown_url(str(self))
+
+
+UNPARSEABLE = "(unparseable URL, not shown)"
+URL_HINT = ("percent-encode the password's special characters in DATABASE_URL (@ as %40, a space as %20, "
+            "% as %25, : as %3A, / as %2F), or unset it to use the embedded server")
+_SCHEME = re.compile(r"(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*)://(?P<rest>.*)", re.S)
+_USER = re.compile(r"[A-Za-z0-9._~%+-]*")
+# One host or a comma-separated list (libpq's failover form), each a name or [IPv6], with a port
+# of digits only: a "port" of letters is a password whose `@` was left out.
+_HOSTS = re.compile(r"(?:(?:[A-Za-z0-9._~%-]+|\[[0-9A-Fa-f:.%]+\])(?::\d+)?(?:,(?!$)|$))*")
+_TAIL = re.compile(r"(?:/[^\s?#]*)?(?:\?\S*)?")  # /db and ?options, no white space
+_SHORTEST_HIDDEN = 4  # a shorter piece of a password cannot be cut out of a message: the message is withheld
+
+
+def _split_url(url: str) -> tuple[str, str | None, str | None, str, str] | None:
+    """(scheme, user, password, hosts, /db?options) of a URL as a learner may have typed it (user
+    None without an `@`, password None without a `:`), or None when it cannot be read safely. The
+    password runs to the LAST `@`, spaces, `/` and `@` included: libpq stops at the first, but
+    everything before the last one may be the password."""
+    match = _SCHEME.fullmatch(url.strip())
+    if match is None:
+        return None
+    credentials, at, rest = match["rest"].rpartition("@")
+    user, colon, password = credentials.partition(":")
+    hosts, tail = re.match(r"([^/?]*)(.*)", rest, re.S).groups()
+    if not (_USER.fullmatch(user) and _HOSTS.fullmatch(hosts) and _TAIL.fullmatch(tail)):
+        return None
+    return match["scheme"], user if at else None, password if colon else None, hosts, tail
+
+
+def shown_url(url: str) -> str:
+    """`scheme://user:***@host/db` for a database URL, its password hidden even when malformed (a
+    space, a bad `%` escape, an unencoded `@`), or UNPARSEABLE when no part of it can be shown
+    with certainty that it is not the password (an `@` left out makes the password the port)."""
+    parts = _split_url(url)
+    if parts is None:
+        return UNPARSEABLE
+    scheme, user, password, hosts, tail = parts
+    credentials = "" if user is None else user + ("" if password is None else f":{HIDDEN}") + "@"
+    return f"{scheme}://{credentials}{hosts}{redact(tail)}"
+
+
+def scrubbed(message: str, url: str) -> str:
+    """libpq's (or psycopg's) message about `url` with the password's text cut out: libpq quotes
+    the token it chokes on ("S3cret Pass", or "Tail@host" of `Head@Tail@host`). Each piece of the
+    password between `@`, `/`, `:` and spaces goes, raw and percent-decoded; when a piece too short to cut
+    out safely appears, or the URL cannot be read, the message is withheld."""
+    parts = _split_url(url)
+    if parts is None:
+        return "libpq's message not shown: it may quote the password"
+    password = parts[2] or ""
+    pieces = {password, unquote(password)} | set(re.split(r"[@\s/:?#]+", password + " " + unquote(password)))
+    for piece in sorted(filter(None, pieces), key=len, reverse=True):
+        if len(piece) < _SHORTEST_HIDDEN and piece in message:
+            return "libpq's message not shown: it may quote the password"
+        message = message.replace(piece, HIDDEN)
+    return redact(message)
 
 
 class StoreError(CourseError):
@@ -124,17 +183,32 @@ def embedded_server(data_dir: str | Path | None = None, *, use_env: bool = True)
 
 
 def connect(url: str):
-    """Open an autocommit psycopg 3 connection, with a message a learner can act on if it fails.
+    """Open an autocommit psycopg 3 connection, with one line a learner can act on if it fails.
 
-    The message names the URL without its password (`postgresql://alice:***@host/db`); so does
-    psycopg's own first line, which quotes connection settings.
-    """
+    A URL psycopg cannot read (a space or an `@` in the password, a bad `%` escape, another
+    scheme) or a server it cannot reach is a `StoreError` naming the URL as `shown_url` shows it
+    and libpq's first line with the password cut out (`scrubbed`): libpq quotes what it read.
+    Raised `from None`: the psycopg error it replaces quotes the password."""
     import psycopg
 
+    text, shown = str(url), shown_url(str(url))
+    parts = _split_url(text)
+    if parts is not None and parts[0] not in ("postgresql", "postgres"):
+        raise StoreError(f"the database URL {shown} is not a PostgreSQL URL",
+                         hint="one starts postgresql:// or postgres:// — fix DATABASE_URL, or unset it "
+                              "to use the embedded server")
     try:
-        return psycopg.connect(str(url), autocommit=True, connect_timeout=5)
+        return psycopg.connect(text, autocommit=True, connect_timeout=5)
     except psycopg.OperationalError as err:
-        first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
-        raise StoreError(f"no PostgreSQL server reachable at {url} ({first})",
+        raise StoreError(f"no PostgreSQL server reachable at {shown} ({_first_line(err, text)})",
                          hint=f"unset DATABASE_URL to use the embedded server, or start one: {DOCKER_HINT}"
-                         ) from err
+                         ) from None
+    except (psycopg.ProgrammingError, ValueError) as err:  # psycopg's conninfo parsing
+        raise StoreError(f"the database URL {shown} cannot be read ({_first_line(err, text)})",
+                         hint=URL_HINT) from None
+
+
+def _first_line(err: Exception, url: str) -> str:
+    """The error's first line, password cut out (`scrubbed`), or its type when it has no text."""
+    lines = str(err).strip().splitlines()
+    return scrubbed(lines[0], url) if lines else type(err).__name__

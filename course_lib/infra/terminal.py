@@ -5,10 +5,13 @@ Page text, file names and messages come from anywhere, so every line goes throug
 25 MB page, chunking and embedding it) says so on stderr every so often instead of leaving a
 learner with minutes of silence; a quick one prints nothing. `sigterm_as_interrupt` makes a
 `kill` (a container stop, a CI timeout) end a command the way Ctrl-C does: one line, no
-temporary file left.
+temporary file left. `CheckedStdout` turns a failed write of standard output (a reader that went
+away, `| head -1`; a full disk, `> /dev/full`) into `StdoutFailed`, which the command line ends
+on instead of a traceback.
 """
 from __future__ import annotations
 
+import errno
 import logging
 import signal
 import sys
@@ -16,6 +19,7 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import TextIO
 
 from course_lib.infra.safe_text import safe
 
@@ -70,6 +74,42 @@ def sigterm_as_interrupt() -> Iterator[None]:
         yield
     finally:
         signal.signal(signal.SIGTERM, previous)
+
+
+class StdoutFailed(Exception):
+    """Writing standard output failed: its reader went away (`broken_pipe`) or the write itself
+    failed (a full disk, /dev/full, an I/O error). Deliberately not an OSError, so that no
+    `except OSError` meant for a page or an `--out` file takes it for a failure of its own."""
+
+    def __init__(self, err: OSError) -> None:
+        self.errno, self.broken_pipe = err.errno, isinstance(err, BrokenPipeError)
+        self.reason = err.strerror or type(err).__name__
+        name = errno.errorcode.get(err.errno or 0)
+        super().__init__(f"{self.reason} ({name})" if name else self.reason)
+
+
+class CheckedStdout:
+    """A stand-in for `sys.stdout` whose failed `write` or `flush` raises `StdoutFailed`; every
+    other attribute is the real stream's. Only this wrapper knows that the failure was standard
+    output's: an OSError caught later could have come from any file."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self.stream = stream
+
+    def write(self, text: str) -> int:
+        try:
+            return self.stream.write(text)
+        except OSError as err:
+            raise StdoutFailed(err) from err
+
+    def flush(self) -> None:
+        try:
+            self.stream.flush()
+        except OSError as err:
+            raise StdoutFailed(err) from err
+
+    def __getattr__(self, name: str):
+        return getattr(self.stream, name)
 
 
 class _SafeStderr(logging.Handler):
