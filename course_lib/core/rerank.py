@@ -7,8 +7,9 @@ attention across both; it needs the hub or a local copy, and no pretrained one s
 each chunk are encoded SEPARATELY into token vectors, and each query token takes its best match
 in the chunk; the chunks' token vectors are an index kept on disk. It needs only the bundled
 MiniLM, so every lesson runs offline, and it is a stand-in for a cross-encoder, not one.
-`load_reranker` picks one and its `.name` says which, so a notebook can print which re-ranker
-produced its numbers.
+`load_reranker` returns MaxSim unless a cross-encoder is named (an argument or $COURSE_RERANKER),
+never one found by chance in a model cache, and its `.name` says which, so a notebook can print which
+re-ranker produced its numbers.
 """
 from __future__ import annotations
 
@@ -344,36 +345,46 @@ def _in_hub_cache(name: str, cache_dir: str | None) -> bool:
     return isinstance(try_to_load_from_cache(name, "config.json", cache_dir=cache_dir), str)
 
 
+# A cross-encoder named here is used by every lesson, pipeline and command that calls
+# `load_reranker()` without a name, so a learner switches the whole course in one place.
+RERANKER_ENV = "COURSE_RERANKER"
+
+
+def named_reranker(name: str | None = None) -> str:
+    """The re-ranker asked for: `name`, else $COURSE_RERANKER, else "maxsim" (the default).
+
+    Nothing is chosen by what happens to sit on the machine: a cross-encoder left in a laptop's
+    Hugging Face cache by some other project must not change a lesson's numbers silently, so the
+    course runs the labelled MaxSim stand-in unless a cross-encoder is named.
+    """
+    chosen = name if name is not None else os.environ.get(RERANKER_ENV, "").strip()
+    return chosen or MAXSIM
+
+
 def load_reranker(name: str | None = None, *, cache_dir: str | None = None,
                   device: str = "cpu", persist_queries: bool = True) -> Reranker:
-    """The re-ranker a lesson uses: a cross-encoder when one is available, else MaxSim.
+    """The re-ranker a lesson uses: MaxSim unless a cross-encoder is named.
 
-    None means ms-marco-MiniLM-L-6-v2 IF it is already in the local hub cache (nothing is
-    downloaded), else `MaxSimReranker()`; "maxsim" asks for MaxSim; any other name or folder
-    loads that cross-encoder and raises a clear error if it cannot. Print `.name` (or
-    `describe(reranker)`) next to re-ranked numbers. `persist_queries` goes to a MaxSim re-ranker
-    (False for a service, or a benchmark timing one).
+    None means $COURSE_RERANKER if it is set, else `MaxSimReranker()`; "maxsim" asks for MaxSim;
+    any other name or folder loads that cross-encoder (offline, only from the hub cache) and
+    raises a clear error if it cannot. Print `.name` (or `describe(reranker)`) next to re-ranked
+    numbers. `persist_queries` goes to a MaxSim re-ranker (False for a service, or a benchmark
+    timing one).
     """
-    if name is None:
-        if _in_hub_cache(DEFAULT_CROSS_ENCODER, cache_dir):
-            try:
-                return CrossEncoderReranker(DEFAULT_CROSS_ENCODER, cache_dir=cache_dir,
-                                            device=device, local_files_only=True)
-            except ModelLoadError:
-                pass  # a partial or broken cache entry: the offline fallback still works
+    chosen = named_reranker(name)
+    if chosen == MAXSIM:
         return MaxSimReranker(persist_queries=persist_queries)
-    if name == MAXSIM:
-        return MaxSimReranker(persist_queries=persist_queries)
-    return CrossEncoderReranker(name, cache_dir=cache_dir, device=device)
+    return CrossEncoderReranker(chosen, cache_dir=cache_dir, device=device)
 
 
-def describe(reranker: Reranker) -> str:
+def describe(reranker: Reranker, *, cache_dir: str | None = None) -> str:
     """One sentence for a notebook: which re-ranker is in use and how to switch."""
     if reranker.name.startswith(MAXSIM):
-        return (f"Re-ranker: {reranker.name} (late interaction over the bundled embedder; no "
-                f"cross-encoder was found offline). For a cross-encoder: "
-                f"load_reranker('{DEFAULT_CROSS_ENCODER}') when online, or "
-                f"load_reranker('/path/to/a/saved/cross-encoder').")
-    return (f"Re-ranker: cross-encoder {reranker.name}. For the offline fallback: "
+        cached = (" (one is in this machine's hub cache: it is not used unless named)"
+                  if _in_hub_cache(DEFAULT_CROSS_ENCODER, cache_dir) else "")
+        return (f"Re-ranker: {reranker.name}, late interaction over the bundled embedder: the course's "
+                f"stand-in for a cross-encoder, used unless one is named. For a cross-encoder{cached}: "
+                f"load_reranker('{DEFAULT_CROSS_ENCODER}') when online, "
+                f"load_reranker('/path/to/a/saved/cross-encoder'), or set {RERANKER_ENV} to either.")
+    return (f"Re-ranker: cross-encoder {reranker.name} (named). For the offline stand-in: "
             f"load_reranker('{MAXSIM}').")
-

