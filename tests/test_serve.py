@@ -237,3 +237,84 @@ def test_blas_limit_caps_numpys_blas_threads_inside_the_block_only():
     assert blas_threads() == before
     with serve.blas_limit(None):
         assert blas_threads() == before
+
+
+# -- the answer path: what is missing, a stand-in client, citations checked by rule -------------
+
+class _StandInClient:
+    """Has the Anthropic client's `messages.create`; records the call and replies with `text`."""
+
+    def __init__(self, text):
+        self.text, self.calls = text, []
+        self.messages = self
+
+    def create(self, *, model, max_tokens, messages):
+        from types import SimpleNamespace
+
+        self.calls.append({"model": model, "max_tokens": max_tokens, "messages": messages})
+        return SimpleNamespace(content=[SimpleNamespace(type="text", text=self.text),
+                                        SimpleNamespace(type="tool_use", text="never shown")])
+
+
+def _no_client_package(monkeypatch, installed):
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *a: (object() if installed else None) if name == "anthropic" else real(name, *a))
+
+
+def test_llm_missing_names_exactly_what_stops_the_call(monkeypatch):
+    monkeypatch.setenv("COURSE_OFFLINE_LLM", "1")
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "not-a-key")
+    assert serve.llm_missing().startswith("COURSE_OFFLINE_LLM=1 is set")
+    monkeypatch.delenv("COURSE_OFFLINE_LLM")
+    monkeypatch.delenv("ANTHROPIC_API_KEY")
+    _no_client_package(monkeypatch, installed=False)
+    both = serve.llm_missing()
+    assert "ANTHROPIC_API_KEY is not set" in both and "pip install -e '.[llm]'" in both
+    _no_client_package(monkeypatch, installed=True)
+    assert serve.llm_missing().startswith("ANTHROPIC_API_KEY is not set") and "llm" not in serve.llm_missing()
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "not-a-key")
+    assert serve.llm_missing() is None
+    _no_client_package(monkeypatch, installed=False)
+    assert serve.llm_missing() == "the package anthropic is not installed (pip install -e '.[llm]')"
+    assert serve.ask_llm("prompt") is None  # nothing is called, nothing raises
+
+
+def test_a_stand_in_client_gets_the_prompt_and_its_text_comes_back(monkeypatch):
+    monkeypatch.setenv("COURSE_OFFLINE_LLM", "1")  # a given client is called whatever the switch says
+    client = _StandInClient("Locks are in source [1].")
+    assert serve.ask_llm("the prompt", client=client, max_tokens=50) == "Locks are in source [1]."
+    assert client.calls == [{"model": serve.settings.LLM_MODEL, "max_tokens": 50,
+                             "messages": [{"role": "user", "content": "the prompt"}]}]
+
+
+@pytest.mark.parametrize("answer, ok, cited, unknown, unsupported", [
+    ("Use threads and locks [1]. Queues come from asyncio [2].", True, (1, 2), (), ()),
+    ("The docs say `threads and locks` [1].", True, (1,), (), ()),
+    ("The docs say \u201cTHREADS  and locks\u201d [1, 2].", True, (1, 2), (), ()),  # folded case and spaces
+    ("The docs say `threads and queues` [1].", False, (1,), (), ("threads and queues",)),
+    ("It is `asyncio queues` [1].", False, (1,), (), ("asyncio queues",)),  # in source 2, cited as 1
+    ("See [3] and [1].", False, (1, 3), (3,), ()),
+    ("Locks exist.", False, (), (), ()),  # an answer that cites nothing
+    ("The sources do not contain the answer.", True, (), (), ()),
+])
+def test_citations_are_checked_against_the_prompt_sources(answer, ok, cited, unknown, unsupported):
+    sources = [CHUNKS[0], CHUNKS[2]]  # numbered [1] and [2] in the prompt
+    check = serve.check_citations(answer, sources)
+    assert (check.ok, check.cited, check.unknown, check.unsupported) == (ok, cited, unknown, unsupported)
+    assert str(check).startswith("citations OK" if ok else "citations NOT OK")
+
+
+def test_answer_with_sources_checks_against_exactly_the_prompted_chunks(monkeypatch):
+    hits = [Hit(0, 1.0), Hit(2, 0.5), Hit(1, 0.1)]
+    client = _StandInClient("Use `asyncio queues` [2]. Also [3].")
+    answer = serve.answer_with_sources("How?", hits, CHUNKS, max_chunks=2, client=client)
+    assert answer.prompt == serve.build_prompt("How?", hits, CHUNKS, max_chunks=2)
+    assert answer.check.unknown == (3,) and not answer.check.unsupported  # [3] was not in a 2-source prompt
+    assert "citations NOT OK" in str(answer)
+    monkeypatch.setenv("COURSE_OFFLINE_LLM", "1")
+    offline = serve.answer_with_sources("How?", hits, CHUNKS, max_chunks=2)
+    assert offline.text is None and offline.check is None
+    assert str(offline).startswith("No LLM call: COURSE_OFFLINE_LLM=1 is set") and "stops at the prompt" in str(offline)
