@@ -110,3 +110,65 @@ def test_record_returns_this_runs_figures_and_keeps_the_rest_on_disk(tmp_path, m
     assert pretty(shown) == repr(shown) == "recorded 2 figures in 00_x.json (make course summarises them)"
     assert report.load_records()["00_x"] == {"load_at_start": 0.3, "pages": 62, "runtime_s": 12.5,
                                              "tables": 59}
+
+
+def _code(source, tags=(), output="1\n"):
+    cell = nbformat.v4.new_code_cell(source, execution_count=1, metadata={"tags": list(tags)})
+    cell.outputs = [nbformat.v4.new_output("stream", name="stdout", text=output)]
+    return cell
+
+
+def test_a_todo_cell_becomes_a_todo_and_a_self_check_without_outputs():
+    handout = _load("make_handout")
+    source = "def worth(k, rank):\n    return 1 / (k + rank)\n\nprint(worth(60, 1))\nassert worth(1, 1) == 0.5"
+    nb = nbformat.v4.new_notebook(cells=[_code("x = 1"), _code(source, tags=["handout-todo"], output="0.016\n")])
+    copy = handout.handout(nb, keep_outputs=True)
+    todo, check = copy.cells[1], copy.cells[2]
+    assert todo.source.startswith("# TODO: write this cell: define `worth`") and "return" not in todo.source
+    assert todo.outputs == [] and check.outputs == [] and todo.execution_count is None  # no answer shown
+    assert check.source.endswith('assert worth(1, 1) == 0.5\nprint("self-check passed")')
+    assert check.metadata["tags"] == ["handout-check"]
+    assert copy.cells[0].outputs[0].text == "1\n"  # a presented lesson keeps its other outputs
+    namespace = {}
+    exec(source, namespace)  # the learner's answer (the original) passes the self-check
+    exec(check.source, namespace)
+
+
+def test_a_todo_cell_that_cannot_check_itself_is_refused():
+    handout = _load("make_handout")
+    for source in ("x = 1\nprint(x)", "x = 1\nassert y == 2"):  # no closing assert; an assert on nothing it defines
+        try:
+            handout.split_todo(source, where="01_a.ipynb, cell 3")
+        except ValueError as err:
+            assert "01_a.ipynb, cell 3" in str(err)
+        else:
+            raise AssertionError(f"accepted {source!r}")
+
+
+def test_presented_lessons_keep_their_outputs_and_the_others_lose_them(tmp_path):
+    handout = _load("make_handout")
+    presented = handout.presented_lessons()
+    assert "09" in presented and "00" not in presented  # the 3-hour workshop's own plan
+    lessons = tmp_path / "notebooks"
+    lessons.mkdir()
+    for name in ("00_a.ipynb", "09_b.ipynb"):
+        nbformat.write(nbformat.v4.new_notebook(cells=[_code("print(1)")]), lessons / name)
+    assert handout.main(["--notebooks", str(lessons), "--out", str(tmp_path / "out")]) == 0
+    assert nbformat.read(tmp_path / "out" / "00_a.ipynb", as_version=4).cells[0].outputs == []
+    assert nbformat.read(tmp_path / "out" / "09_b.ipynb", as_version=4).cells[0].outputs[0].text == "1\n"
+
+
+def test_the_lessons_leave_one_or_two_cells_to_write_each_with_a_self_check():
+    handout = _load("make_handout")
+    with_todos = {}
+    for path in handout.lessons(ROOT / "notebooks"):
+        nb = nbformat.read(path, as_version=4)
+        todos = [c for c in nb.cells if "handout-todo" in c.metadata.get("tags", [])]
+        for cell in todos:
+            assert cell.cell_type == "code"
+            todo, check = handout.split_todo(cell.source, where=path.name)  # raises if it cannot check itself
+            assert todo.startswith("# TODO") and "assert" in check
+        if todos:
+            with_todos[path.name.split("_")[0]] = len(todos)
+    assert all(1 <= n <= 2 for n in with_todos.values()), with_todos
+    assert {"01", "02", "03", "04", "05", "06", "07"} <= set(with_todos), with_todos
