@@ -260,7 +260,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--questions", type=int, default=60)
-    parser.add_argument("--reranker", default=None, help="default: cross-encoder if cached, else MaxSim")
+    parser.add_argument("--reranker", default=None, help="default: MaxSim, or COURSE_RERANKER")
     parser.add_argument("--top-n", type=int, default=30, help="shortlist length re-ranked")
     parser.add_argument("--precision-questions", type=int, default=10)
     parser.add_argument("--skip-service", action="store_true", help="only the token-vector part")
