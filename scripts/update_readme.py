@@ -255,7 +255,7 @@ WORKSHOP = [
     ("05", 10, "live: the histogram and the silent-truncation demo"),
     ("06", 10, "live"),
     ("07", 10, "its table from committed outputs; one query re-ranked live"),
-    ("08", 10, "the prompt live (section 9: four sources, then when to abstain); latency from committed outputs"),
+    ("08", 10, "the prompt live (section 9: four sources, when to abstain); latency from committed outputs"),
     ("09", 15, "from committed outputs: the step table and the forest plot"),
     ("hands-on", 20, "live, on a folder of HTML each learner brings: the survey, the chunk viewer, "
                      "`course-lib extract --why` (see below)"),
