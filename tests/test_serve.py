@@ -3,7 +3,7 @@ import cachetools
 import numpy as np
 import pytest
 
-from course_lib.core import serve
+from course_lib.core import answer, serve
 from course_lib.core.pipeline import STAGES
 from course_lib.core.retrieve import Filter
 from course_lib.infra import models
@@ -290,7 +290,7 @@ def test_a_stand_in_client_gets_the_prompt_and_its_text_comes_back(monkeypatch):
                              "messages": [{"role": "user", "content": "the prompt"}]}]
 
 
-@pytest.mark.parametrize("answer, ok, cited, unknown, unsupported", [
+@pytest.mark.parametrize("reply, ok, cited, unknown, unsupported", [
     ("Use threads and locks [1]. Queues come from asyncio [2].", True, (1, 2), (), ()),
     ("The docs say `threads and locks` [1].", True, (1,), (), ()),
     ("The docs say \u201cTHREADS  and locks\u201d [1, 2].", True, (1, 2), (), ()),  # folded case and spaces
@@ -300,9 +300,9 @@ def test_a_stand_in_client_gets_the_prompt_and_its_text_comes_back(monkeypatch):
     ("Locks exist.", False, (), (), ()),  # an answer that cites nothing
     ("The sources do not contain the answer.", True, (), (), ()),
 ])
-def test_citations_are_checked_against_the_prompt_sources(answer, ok, cited, unknown, unsupported):
+def test_citations_are_checked_against_the_prompt_sources(reply, ok, cited, unknown, unsupported):
     sources = [CHUNKS[0], CHUNKS[2]]  # numbered [1] and [2] in the prompt
-    check = serve.check_citations(answer, sources)
+    check = answer.check_citations(reply, sources)
     assert (check.ok, check.cited, check.unknown, check.unsupported) == (ok, cited, unknown, unsupported)
     assert str(check).startswith("citations OK" if ok else "citations NOT OK")
 
@@ -310,11 +310,11 @@ def test_citations_are_checked_against_the_prompt_sources(answer, ok, cited, unk
 def test_answer_with_sources_checks_against_exactly_the_prompted_chunks(monkeypatch):
     hits = [Hit(0, 1.0), Hit(2, 0.5), Hit(1, 0.1)]
     client = _StandInClient("Use `asyncio queues` [2]. Also [3].")
-    answer = serve.answer_with_sources("How?", hits, CHUNKS, max_chunks=2, client=client)
-    assert answer.prompt == serve.build_prompt("How?", hits, CHUNKS, max_chunks=2)
-    assert answer.check.unknown == (3,) and not answer.check.unsupported  # [3] was not in a 2-source prompt
-    assert "citations NOT OK" in str(answer)
+    reply = answer.answer_with_sources("How?", hits, CHUNKS, max_chunks=2, client=client)
+    assert reply.prompt == serve.build_prompt("How?", hits, CHUNKS, max_chunks=2)
+    assert reply.check.unknown == (3,) and not reply.check.unsupported  # [3] was not in a 2-source prompt
+    assert "citations NOT OK" in str(reply)
     monkeypatch.setenv("COURSE_OFFLINE_LLM", "1")
-    offline = serve.answer_with_sources("How?", hits, CHUNKS, max_chunks=2)
+    offline = answer.answer_with_sources("How?", hits, CHUNKS, max_chunks=2)
     assert offline.text is None and offline.check is None
     assert str(offline).startswith("No LLM call: COURSE_OFFLINE_LLM=1 is set") and "stops at the prompt" in str(offline)

