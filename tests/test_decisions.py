@@ -5,7 +5,7 @@ import re
 
 import pytest
 
-from course_lib.evaluation.compare import Comparison
+from course_lib.evaluation.compare import Comparison, holm_adjust
 from course_lib.evaluation.decisions import (
     KEEP_RULE,
     Recorded,
@@ -114,3 +114,11 @@ def test_the_footnote_names_test_level_and_family_once():
     line = footnote([GAIN])
     assert line.startswith("Test: exact McNemar (recall@5). Interval: 90% for equivalence")
     assert "not corrected (one comparison)" in line and "\n" not in line
+
+
+def test_a_table_of_two_families_names_each_once():
+    first = holm_adjust([GAIN, CANNOT_TELL], family="all test questions")
+    second = holm_adjust([EQUIVALENT, STILL], family="the never-read ones")
+    line = footnote(first + second)
+    assert line.count("Holm family: all test questions (2 comparisons)") == 1
+    assert line.count("Holm family: the never-read ones (2 comparisons)") == 1 and "\n" not in line

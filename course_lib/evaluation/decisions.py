@@ -156,6 +156,11 @@ def main_verdict_table(comparisons: Sequence[Comparison], *, what: Sequence[str]
 
 
 def footnote(comparisons: Sequence[Comparison]) -> str:
-    """One line under the main verdict table: the test(s), the intervals' levels, the family."""
+    """One line under the main verdict table: the test(s), the intervals' levels, the family (each
+    family once, when rows corrected in different families share the table)."""
     tests = ", ".join(dict.fromkeys(f"{c.test} ({c.metric})" for c in comparisons))
-    return f"Test: {tests}. {interval_caption(comparisons)} {family_caption(comparisons)}".strip()
+    families: dict[str | None, list[Comparison]] = {}
+    for c in comparisons:
+        families.setdefault(c.family_name, []).append(c)
+    named = " ".join(family_caption(group) for group in families.values())
+    return f"Test: {tests}. {interval_caption(comparisons)} {named}".strip()
