@@ -8,9 +8,9 @@ improvement, winner, beats, outperforms, hurts, costs, faster, equivalent, canno
 Markdown cell it passes only when the nearest code cell before or after it backs it:
 
 - the code cell renders the comparison (`verdict(`, `verdict_table(`, `technique_table(` from
-  course_lib.evaluation.verdicts, `main_verdict_table(`, `decision_line(` from its decisions)
-  and, when the sentence names a quantity (recall@5, MRR, latency, tokens, …), that quantity
-  appears in the code cell's comparison; or
+  course_lib.evaluation.verdicts, `main_verdict_table(`, `decision_line(` from its decisions) and,
+  when the sentence names a quantity (recall@5, MRR, latency, tokens, …), that quantity appears in
+  the code cell's comparison; or
 - the code cell asserts on the SAME quantity the sentence names (`assert c.delta > 0` does not
   back "re-ranking improves MRR" unless the assert mentions MRR).
 

@@ -114,6 +114,8 @@ def test_the_footnote_names_test_level_and_family_once():
     line = footnote([GAIN])
     assert line.startswith("Test: exact McNemar (recall@5). Interval: 90% for equivalence")
     assert "not corrected (one comparison)" in line and "\n" not in line
+    mixed = footnote([GAIN, comparison(0.01, -0.08, 0.10, 0.6, metric="recall@20"), LOSS])
+    assert mixed.startswith("Test: exact McNemar (recall@5, recall@20). ")  # each test once, its metrics listed
 
 
 def test_a_table_of_two_families_names_each_once():

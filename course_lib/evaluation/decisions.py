@@ -158,7 +158,11 @@ def main_verdict_table(comparisons: Sequence[Comparison], *, what: Sequence[str]
 def footnote(comparisons: Sequence[Comparison]) -> str:
     """One line under the main verdict table: the test(s), the intervals' levels, the family (each
     family once, when rows corrected in different families share the table)."""
-    tests = ", ".join(dict.fromkeys(f"{c.test} ({c.metric})" for c in comparisons))
+    by_test: dict[str, list[str]] = {}
+    for c in comparisons:
+        metrics = by_test.setdefault(c.test, [])
+        metrics += [c.metric] if c.metric not in metrics else []
+    tests = ", ".join(f"{test} ({', '.join(metrics)})" for test, metrics in by_test.items())
     families: dict[str | None, list[Comparison]] = {}
     for c in comparisons:
         families.setdefault(c.family_name, []).append(c)
