@@ -73,10 +73,8 @@ VERDICT_TABLE_TAG, DECISION_TAG, DECISION_START = "verdict-table", "decision-lin
 # (alone or inside display()); `x = verdict_table(...)` computes one and shows nothing.
 _SHOWS_TABLE = re.compile(r"^(?:display\()?(?:verdict_table|technique_table|main_verdict_table)\(", re.M)
 # Lessons another branch converts (issue 36); strict, so the lead sees when one starts passing.
-PENDING_DECISION = {"00_setup_and_survey", "01_naive_baseline", "02_golden_set_and_metrics",
-                    "02b_is_a_difference_real", "03_parse_dont_strip", "04_structure_aware_chunking",
-                    "05_token_limits", "10_your_own_site"}
-PENDING_TABLE = PENDING_DECISION - {"00_setup_and_survey", "01_naive_baseline"}  # those two show none
+PENDING_DECISION = {"10_your_own_site"}
+PENDING_TABLE = PENDING_DECISION
 
 
 def tags(cell: dict) -> list[str]:
