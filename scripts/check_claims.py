@@ -8,8 +8,9 @@ improvement, winner, beats, outperforms, hurts, costs, faster, equivalent, canno
 Markdown cell it passes only when the nearest code cell before or after it backs it:
 
 - the code cell renders the comparison (`verdict(`, `verdict_table(`, `technique_table(` from
-  course_lib.evaluation.verdicts) and, when the sentence names a quantity (recall@5, MRR,
-  latency, tokens, …), that quantity appears in the code cell's comparison; or
+  course_lib.evaluation.verdicts, `main_verdict_table(`, `decision_line(` from its decisions) and,
+  when the sentence names a quantity (recall@5, MRR, latency, tokens, …), that quantity appears in
+  the code cell's comparison; or
 - the code cell asserts on the SAME quantity the sentence names (`assert c.delta > 0` does not
   back "re-ranking improves MRR" unless the assert mentions MRR).
 
@@ -79,7 +80,7 @@ _SENTENCE_END = re.compile(r"(?<=[.!?])[*_]*\s+")
 _FENCE = re.compile(r"^\s*(```|~~~).*?^\s*\1", re.M | re.S)
 _CODE_SPAN = re.compile(r"`[^`\n]*`")
 TAKEAWAY = "**Takeaway**"
-_RENDERS = re.compile(r"\b(verdict|verdict_table|technique_table)\s*\(")
+_RENDERS = re.compile(r"\b(verdict|verdict_table|technique_table|main_verdict_table|decision_line)\s*\(")
 _ASSERT = re.compile(r"^\s*assert\b[^\n]*(<|>|==|!=|\bsignificant\b|\bequivalent\b)[^\n]*", re.M)
 # What a sentence can be about, and how code names the same quantity.
 QUANTITIES: dict[str, tuple[str, str]] = {

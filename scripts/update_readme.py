@@ -8,7 +8,9 @@ Every figure these two files show between marker comments comes from here, never
   code cells, at the reading rate below) and runtime (from `make course`, in .cache/lessons/),
   with their totals;
 - README `findings:start/end`: the headline comparison lesson 09 recorded (naive against final on
-  the test split); nothing at all while lesson 09 has no record;
+  the test split, and on its never-read questions); nothing at all while lesson 09 has no record;
+- each lesson's Takeaway: its last line, the decision line, copied from what the lesson's cell tagged
+  `decision-line` rendered in its last run (the Takeaway sits above the figures it summarises);
 - TEACHING `runtimes`, `targets`, `workshop`, `full-day` and `cache`: the runtime table, the
   runtime targets met or not, the two agendas (clock times summed from the slots below, beside
   each lesson's measured runtime and reading time) and the size of the cache folder.
@@ -163,29 +165,49 @@ def disk_text(root: Path, cache: Path) -> str:
 
 # --- the headline findings ------------------------------------------------------------------------
 
+def _finding_row(label: str, c: Mapping) -> str:
+    """One metric of the headline: the two values, the difference with the interval its word was
+    decided on (Holm level, or 90% for equivalence; older records: 95%), wins / losses, the word."""
+    lo, hi = c.get("decision", c.get("interval"))
+    level = f"{100 * c.get('decision_level', 0.95):.3g}%"
+    return (f"| {label} | {c['naive']:.2f} | {c['final']:.2f} | {signed(c['delta'], 2)} [{signed(lo, 2)}, "
+            f"{signed(hi, 2)}] {level} | {c['wins']} / {c['losses']} | **{c['verdict']}** |")
+
+
+def never_read_text(never: Mapping[str, Mapping]) -> str:
+    """The sentence that says the test split was read before, with the never-read questions' words."""
+    said = "Earlier versions of lesson 09 read the test split, so it is not untouched"
+    if not never:
+        return said + "; lesson 09's next run adds the questions no version read."
+    n = next(iter(never.values())).get("questions", "its")
+    words = ", ".join(f"{label} **{never[key]['verdict']}**" for key, label in HEADLINE_METRICS.items()
+                      if key in never)
+    return (f"{said}: the rows marked \"never read\" are its {n} questions written after q130, once every "
+            f"step had been chosen, which no version read ({words}; their own Holm family).")
+
+
 def findings(records: dict[str, dict]) -> str:
-    """Lesson 09's headline (naive against final on test) as a small table; "" without its record."""
+    """Lesson 09's headline (naive against final on test, and on the never-read test questions beside
+    it) as a small table; "" without its record."""
     figures = records.get(FINAL_LESSON, {})
     overall = figures.get("naive_to_final_test") or {}
+    never = figures.get("never_read_test") or {}
     rows = [(label, overall[key]) for key, label in HEADLINE_METRICS.items() if key in overall]
     if not rows:
         return ""
     lines = ["| on the test split | naive | final | difference [interval the verdict rests on] "
              "| questions better / worse | verdict |", "|---|---|---|---|---|---|"]
-    for label, c in rows:
-        # The interval the word was decided on (Holm level, or 90% for equivalence); older records: 95%.
-        lo, hi = c.get("decision", c["interval"])
-        level = f"{100 * c.get('decision_level', 0.95):.3g}%"
-        row = (f"| {label} | {c['naive']:.2f} | {c['final']:.2f} | {signed(c['delta'], 2)} [{signed(lo, 2)}, "
-               f"{signed(hi, 2)}] {level} | {c['wins']} / {c['losses']} | **{c['verdict']}** |")
-        lines.append(row)
+    lines += [_finding_row(label, c) for label, c in rows]
+    lines += [_finding_row(f"{label}, never read", never[key]) for key, label in HEADLINE_METRICS.items()
+              if key in never]
     reranker = f", re-ranked by `{figures['reranker']}`" if figures.get("reranker") else ""
+    method = (f"Each verdict is decided by its paired test (exact McNemar for recall, sign flips for MRR) at "
+              f"the Holm-adjusted level over these {len(rows)} metrics; the interval beside it is the one at "
+              "that level (Newcombe's for recall, the sign-flip test inverted for MRR; 90% for "
+              "\"equivalent\"), so a gain or a loss lies clear of 0 and \"cannot tell\" contains it.")
     return ("\n".join(lines) + "\n\nThe final pipeline (parsed, structure-chunked within the token limit, "
-            f"BM25 and dense fused by RRF{reranker}) against the naive one on the questions no choice was "
-            "made on. Each verdict is decided by its paired test (exact McNemar for recall, sign flips for "
-            f"MRR) at the Holm-adjusted level over these {len(rows)} metrics; the interval beside it is the "
-            "one at that level (Newcombe's for recall, the sign-flip test inverted for MRR; 90% for "
-            "\"equivalent\"), so a gain or a loss lies clear of 0 and \"cannot tell\" contains it.")
+            f"BM25 and dense fused by RRF{reranker}) against the naive one on the test split. "
+            + never_read_text(never) + " " + method)
 
 
 def update_findings(text: str, records: dict[str, dict]) -> str:
@@ -193,6 +215,46 @@ def update_findings(text: str, records: dict[str, dict]) -> str:
     head = start + len("<!-- findings:start -->")
     block = findings(records)
     return text[:head] + "\n" + (block + "\n" if block else "") + text[end:]
+
+
+# --- the Takeaways' decision lines ---------------------------------------------------------------
+
+DECISION_TAG, DECISION_START = "decision-line", "**Decision: "
+
+
+def rendered_decision(cells: Sequence[Mapping]) -> str | None:
+    """The one line the main path's `decision-line` cell displayed as Markdown last run, or None."""
+    for cell in main_path(cells):
+        if DECISION_TAG in cell.get("metadata", {}).get("tags", []):
+            for output in cell.get("outputs", []):
+                markdown = output.get("data", {}).get("text/markdown")
+                if markdown is not None:
+                    return " ".join("".join(markdown).split("\n")).strip()
+    return None
+
+
+def with_decision(title: str, line: str) -> str:
+    """The title cell with its Takeaway ending in `line` (an older decision line replaced)."""
+    head, mark, takeaway = title.partition("**Takeaway**")
+    if not mark:
+        return title
+    kept = [row for row in takeaway.splitlines() if not row.startswith(DECISION_START)]
+    return head + mark + "\n".join(kept).rstrip() + "\n\n" + line
+
+
+def sync_decision(notebook: Path) -> bool:
+    """Copy a lesson's rendered decision line into its Takeaway; True when the file changed."""
+    book = json.loads(notebook.read_text())
+    line = rendered_decision(book["cells"])
+    if line is None:
+        return False
+    title = "".join(book["cells"][0]["source"])
+    new = with_decision(title, line)
+    if new == title:
+        return False
+    book["cells"][0]["source"] = new.splitlines(keepends=True)
+    atomic_write(notebook, json.dumps(book, indent=1, ensure_ascii=False) + "\n")
+    return True
 
 
 # --- docs/TEACHING.md ----------------------------------------------------------------------------
@@ -363,6 +425,9 @@ def main() -> int:
     text = update_findings(update(README.read_text(), records), records)
     atomic_write(README, replace_between(text, "disk", disk_text(ROOT, cache_dir())))
     print(f"updated {README}")
+    for stem in lesson_stems():
+        if sync_decision(NOTEBOOKS / f"{stem}.ipynb"):
+            print(f"updated the decision line of {stem}'s Takeaway")
     if TEACHING.exists():
         text = update_teaching(TEACHING.read_text(), records, lesson_stems(), cache=cache_dir())
         atomic_write(TEACHING, text)

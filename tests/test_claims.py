@@ -62,6 +62,17 @@ def test_a_verdict_rendered_or_asserted_on_the_same_quantity_passes(claims):
         assert claims.flag_cells(nb) == [], nb
 
 
+def test_the_main_verdict_table_and_the_decision_line_render_verdicts(claims):
+    table = notebook(new_markdown_cell("Cleaning alone: we cannot tell on recall@5."),
+                     new_code_cell("main_verdict_table(headline, holm=False)"))
+    decision = notebook(new_code_cell("decision_line('splitting', {'dev MRR': step['mrr']})"),
+                        new_markdown_cell("Each step is equivalent on MRR."))
+    other = notebook(new_code_cell("decision_line('splitting', {'dev recall@5': c})  # metric='recall@5'"),
+                     new_markdown_cell("Splitting is equivalent on MRR."))
+    assert claims.flag_cells(table) == [] and claims.flag_cells(decision) == []
+    assert [f.words for f in claims.flag_cells(other)] == [("equivalent",)]
+
+
 def test_a_rendered_verdict_on_another_metric_does_not_back_the_sentence(claims):
     nb = notebook(new_markdown_cell("Re-ranking improves MRR."),
                   new_code_cell("verdict(paired_comparison(a, b, metric='recall@5'))"))

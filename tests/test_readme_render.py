@@ -121,3 +121,44 @@ def test_the_browser_check_counts_the_plots_a_lesson_must_show(tmp_path):
     assert check.png_outputs(tmp_path / "a.ipynb") == 1
     assert check.errors_in(tmp_path / "a.ipynb", ran=False) == []  # shown as committed: errors only
     assert check.errors_in(tmp_path / "a.ipynb") == ["code cell 0: not executed"]
+
+
+NEVER_READ = {"recall@5": {"naive": 0.78, "final": 0.85, "delta": 0.07, "decision": [-0.01, 0.16],
+                           "decision_level": 0.975, "wins": 22, "losses": 11, "p_holm": 0.16,
+                           "verdict": "cannot tell", "questions": 151},
+              "mrr": {"naive": 0.59, "final": 0.72, "delta": 0.12, "decision": [0.04, 0.20], "decision_level": 0.983,
+                      "wins": 62, "losses": 29, "p_holm": 0.001, "verdict": "gain", "questions": 151}}
+
+
+def test_the_findings_say_the_test_split_was_read_and_show_the_never_read_questions():
+    update = _load("update_readme")
+    text = "<!-- findings:start -->\n<!-- findings:end -->\n"
+    out = update.update_findings(text, {"09_what_moved_the_needle": {**HEADLINE, "never_read_test": NEVER_READ}})
+    assert "| recall@5, never read | 0.78 | 0.85 | +0.07 [−0.01, +0.16] 97.5% | 22 / 11 | **cannot tell** |" in out
+    assert "| MRR, never read | 0.59 | 0.72 | +0.12 [+0.04, +0.20] 98.3% | 62 / 29 | **gain** |" in out
+    assert "Earlier versions of lesson 09 read the test split" in out and "its 151 questions written after q130" in out
+    assert "recall@5 **cannot tell**, MRR **gain**" in out and "no choice was made on" not in out
+    older = update.update_findings(text, {"09_what_moved_the_needle": HEADLINE})  # a record from before
+    assert "read the test split, so it is not untouched; lesson 09's next run adds" in older
+
+
+def _decided(path: Path, title: str, shown: str | None) -> None:
+    decide = nbformat.v4.new_code_cell('decision_line("x", c)', metadata={"tags": ["decision-line"]})
+    if shown is not None:
+        decide.outputs = [nbformat.v4.new_output("display_data", data={"text/markdown": shown})]
+    cells = [nbformat.v4.new_markdown_cell(title), decide, nbformat.v4.new_markdown_cell("## Going further")]
+    nbformat.write(nbformat.v4.new_notebook(cells=cells), path)
+
+
+def test_a_takeaway_gets_the_decision_line_its_lesson_rendered(tmp_path):
+    update = _load("update_readme")
+    path = tmp_path / "07_x.ipynb"
+    title = "# 07 · X\n\n**Takeaway**\n\n- a\n- b\n- c\n\n**Decision: use y**: old figures."
+    _decided(path, title, "**Decision: use x**: it gains on dev MRR +0.1 [+0.04, +0.16] (99%).")
+    assert update.sync_decision(path)
+    source = json.loads(path.read_text())["cells"][0]["source"]
+    assert "".join(source) == ("# 07 · X\n\n**Takeaway**\n\n- a\n- b\n- c\n\n"
+                               "**Decision: use x**: it gains on dev MRR +0.1 [+0.04, +0.16] (99%).")
+    assert not update.sync_decision(path)  # already in step: the file is left alone
+    _decided(path, title, None)  # never run: nothing to copy, nothing typed
+    assert not update.sync_decision(path) and "old figures" in path.read_text()
