@@ -50,7 +50,7 @@ def _console_scripts() -> dict[str, str]:
 
 
 def test_the_package_declares_its_console_script():
-    assert _console_scripts() == {"course-lib": _console_scripts()["course-lib"]}
+    assert _console_scripts() == {"course-lib": "course_lib.app.cli:main"}
 
 
 @pytest.mark.parametrize("script", sorted(_console_scripts()))
