@@ -46,9 +46,11 @@ test: setup
 	    $(if $(TEST_STAGE),$(TEST_STAGE) "make $$step") $(MAKE) --no-print-directory $$step || exit $$?; \
 	done
 
-## lint: ruff over the library, tests, benchmarks and scripts (rules in pyproject.toml)
+## lint: ruff over the library, tests, benchmarks and scripts (its rules, complexity included, and the
+## folders' import layers for lint-imports: both in pyproject.toml)
 lint: setup
 	$(VENV)/bin/ruff check course_lib tests benchmarks scripts notebooks/conftest.py
+	$(VENV)/bin/lint-imports --no-cache
 
 unit: setup
 	$(PY) -m pytest tests -q

@@ -19,7 +19,7 @@ On the first N dev questions of the golden set:
     search its vector and the re-ranker its tokens (what a re-rank adds beyond the hybrid search);
 (d) the token store of the default chunking: float16 against int8, and int8 after a projection
     onto the corpus's leading principal directions (`--dims`, default 128; `--dims ""`: none),
-    and ColBERTv2-style centroid + residual indexes (`course_lib.infra.residual_index`), one per
+    and ColBERTv2-style centroid + residual indexes (`benchmarks/residual_index.py`), one per
     `--residual-bits` (default none; `--residual-centroids`, default ColBERTv2's rule), size and
     bytes per token;
 (e) float16 against each compressed index on the dev questions: how many top 5s change, and MRR
@@ -40,6 +40,7 @@ from pathlib import Path
 
 import numpy as np
 from bench_latency import machine, percentiles
+from residual_index import residual_token_index
 
 from course_lib import settings
 from course_lib.core.lexical import BM25Retriever
@@ -53,7 +54,6 @@ from course_lib.evaluation.metrics import evaluate_rankings
 from course_lib.evaluation.verdicts import word
 from course_lib.infra import models, onnx_encoder
 from course_lib.infra.paths import GOLDEN_FILE, REPO_ROOT
-from course_lib.infra.residual_index import residual_token_index
 
 HERE = Path(__file__).resolve()
 SHARED, SHARED_RERANK = "hybrid, shared pass", " | shared pass"  # (c)'s condition names

@@ -59,7 +59,7 @@ TOKEN_PROJECTION_SAMPLE = 50_000  # lesson 07: token vectors a projected index's
 TOKEN_VECTOR_CACHE = 4096  # lesson 07: chunks whose MaxSim token vectors stay in memory
 EMBED_BATCH_SIZE = 32  # lesson 01: texts per forward pass of the embedder
 EMBED_ESTIMATE_MIN_TEXTS = 2000  # the command line says how long embedding this many new texts will take
-# issue 27 (benchmarks/bench_serving.py): the ColBERTv2-style residual token index (infra/residual_index.py)
+# issue 27: the ColBERTv2-style residual token index (benchmarks/residual_index.py, bench_serving.py)
 RESIDUAL_BITS = 2  # bits per dimension of a residual token index's codes (ColBERTv2 uses 1 or 2)
 RESIDUAL_SAMPLE = 131_072  # token vectors its centroids and buckets are fitted on (k-means on 2 cores)
 RESIDUAL_KMEANS_ITERATIONS = 4  # Lloyd iterations for its centroids (ColBERTv2's; 10 shrank the residual 2%)

@@ -4,6 +4,7 @@ import importlib.util
 import os
 import signal
 import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -12,6 +13,13 @@ import pytest
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+# The scripts and benchmarks are imported as the modules they are (`import update_readme`), with
+# the folders on the path as `python scripts/x.py` puts its own: they import their neighbours so.
+ROOT = Path(__file__).resolve().parent.parent
+for _folder in ("scripts", "benchmarks"):
+    if str(ROOT / _folder) not in sys.path:
+        sys.path.append(str(ROOT / _folder))
 
 # Every Python a test starts imports tests/model_guard/sitecustomize.py, which writes each import
 # of torch, transformers or sentence-transformers into this log; so does this process.

@@ -6,13 +6,20 @@ dropped) is written as canonical JSON, every `Chunk` field in order plus the emb
 the whole list hashed. The digests were computed from the code before the refactor of issue 26 and written again
 when issue 35's parse stage for any site moved blocks on purpose; a change that is meant to move
 chunks updates them, and says so in its commit.
+
+A digest alone cannot say which chunk moved, so each run that matches a recorded digest keeps those
+chunks in the cache (`chunking_golden/<digest>.json.gz`, about 0.6 MB each); a later mismatch on the
+same machine names the first chunk that differs, field by field. Run the test once before a change
+and once after to see what the change moved.
 """
 from __future__ import annotations
 
 import ast
 import dataclasses
+import gzip
 import hashlib
 import json
+import os
 from collections.abc import Callable, Sequence
 from functools import cache
 from pathlib import Path
@@ -29,6 +36,7 @@ from course_lib.core.pipeline import (
     structured_chunks,
     window_chunks_of,
 )
+from course_lib.infra.paths import cache_dir
 from course_lib.records import Chunk, Page
 
 SMALL_BUDGET = 96  # tokens: many blocks split, many chunks per section
@@ -39,10 +47,66 @@ def chunk_record(chunk: Chunk) -> list:
     return [[f.name, getattr(chunk, f.name)] for f in dataclasses.fields(chunk)] + [["text", chunk.text]]
 
 
+def canonical(chunks: Sequence[Chunk]) -> str:
+    """The canonical JSON of a chunk list (meta keys in the order the chunker wrote them)."""
+    return json.dumps([chunk_record(c) for c in chunks], ensure_ascii=False, separators=(",", ":"))
+
+
 def digest(chunks: Sequence[Chunk]) -> str:
-    """sha256 of the canonical JSON of a chunk list (meta keys in the order the chunker wrote them)."""
-    text = json.dumps([chunk_record(c) for c in chunks], ensure_ascii=False, separators=(",", ":"))
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+    """sha256 of the canonical JSON of a chunk list."""
+    return hashlib.sha256(canonical(chunks).encode("utf-8")).hexdigest()
+
+
+def _kept(digest_hex: str) -> Path:
+    return cache_dir() / "chunking_golden" / f"{digest_hex}.json.gz"
+
+
+def keep_chunks(text: str, digest_hex: str) -> None:
+    """Keep the canonical JSON of chunks that matched a recorded digest, for a later diff."""
+    path = _kept(digest_hex)
+    if path.exists():
+        return
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_name(f"{path.name}.{os.getpid()}.partial")
+    partial.write_bytes(gzip.compress(text.encode("utf-8")))
+    partial.replace(path)
+
+
+def _changed(name: str, old: object, new: object) -> str:
+    """One field's change; for two texts, from 40 characters before their first differing one."""
+    if isinstance(old, str) and isinstance(new, str):
+        at = next((i for i, (a, b) in enumerate(zip(old, new, strict=False)) if a != b), min(len(old), len(new)))
+        start = max(at - 40, 0)
+        return f"{name} at character {at}: recorded {old[start:at + 80]!r} now {new[start:at + 80]!r}"
+    return f"{name}: recorded {old!r:.160} now {new!r:.160}"
+
+
+def first_difference(recorded: list, now: list) -> str:
+    """Where two lists of chunk records first differ: the chunk's index, where it sits, and each field
+    that changed (texts from just before their first differing character), or which list ends first."""
+    for index, (old, new) in enumerate(zip(recorded, now, strict=False)):
+        if old != new:
+            fields = dict(new)
+            changed = [_changed(name, value, fields.get(name, "(no such field)"))
+                       for name, value in old if fields.get(name) != value]
+            where = " > ".join([str(fields.get("doc")), *(fields.get("heading_path") or ())])
+            return f"first differing chunk: #{index} ({where}); " + "; ".join(changed)
+    common = min(len(recorded), len(now))
+    if len(recorded) == len(now):
+        return "the chunks are the same"
+    ends, rest = ("now", recorded) if len(now) < len(recorded) else ("the recorded list", now)
+    return f"the first {common} chunks agree; {ends} ends there, then: {rest[common]!r:.300}"
+
+
+def golden_message(label: str, text: str, recorded_digest: str, count: int) -> str:
+    """The failure message: the counts and digests, then the first differing chunk where the recorded
+    chunks were kept on this machine."""
+    head = f"{label}: {count} chunks, digest {hashlib.sha256(text.encode('utf-8')).hexdigest()[:12]}, recorded {recorded_digest[:12]}"
+    kept = _kept(recorded_digest)
+    if not kept.exists():
+        return (f"{head}; the recorded chunks are not kept on this machine ({kept}): run this test on the "
+                "commit that recorded the digest, then here again, to see the first differing chunk")
+    return f"{head}; {first_difference(json.loads(gzip.decompress(kept.read_bytes())), json.loads(text))}"
 
 
 def _raw(pages: Sequence[Page], chunker: Callable, **options) -> list[Chunk]:
@@ -107,7 +171,26 @@ def _pages(corpus: str) -> tuple[Page, ...]:
 def test_chunkers_give_the_recorded_chunks_on_the_whole_corpus(corpus, builder):
     chunks = BUILDERS[builder](_pages(corpus))
     assert chunks, builder
-    assert digest(chunks) == EXPECTED[corpus][builder], f"{corpus} / {builder}: {len(chunks)} chunks"
+    text, recorded = canonical(chunks), EXPECTED[corpus][builder]
+    if hashlib.sha256(text.encode("utf-8")).hexdigest() == recorded:
+        keep_chunks(text, recorded)
+    else:
+        pytest.fail(golden_message(f"{corpus} / {builder}", text, recorded, len(chunks)), pytrace=False)
+
+
+def test_a_mismatch_names_the_first_differing_chunk_and_field():
+    recorded = [[["doc", "a.html"], ["heading_path", ["A", "B"]], ["text", "one"]],
+                [["doc", "a.html"], ["heading_path", ["A", "C"]], ["text", "two"]]]
+    moved = [recorded[0], [["doc", "a.html"], ["heading_path", ["A", "C"]], ["text", "two, longer"]]]
+    assert first_difference(recorded, moved) == (
+        "first differing chunk: #1 (a.html > A > C); text at character 3: recorded 'two' now 'two, longer'")
+    assert first_difference(recorded, recorded[:1]) == (
+        "the first 1 chunks agree; now ends there, then: " + repr(recorded[1]))
+    assert first_difference(recorded, recorded) == "the chunks are the same"
+    long = "x" * 100
+    assert _changed("text", long + "old tail", long + "new tail") == (
+        f"text at character 100: recorded '{'x' * 40}old tail' now '{'x' * 40}new tail'")
+    assert _changed("start", 3, 4) == "start: recorded 3 now 4"
 
 
 @pytest.mark.parametrize("module", [chunking, packing], ids=lambda m: m.__name__)

@@ -1,6 +1,4 @@
 """The verdict check on small synthetic notebooks: hand-written verdicts fail, rendered ones pass."""
-import importlib.util
-import sys
 from pathlib import Path
 
 import nbformat
@@ -12,11 +10,9 @@ ROOT = Path(__file__).resolve().parent.parent
 
 @pytest.fixture(scope="module")
 def claims():
-    spec = importlib.util.spec_from_file_location("check_claims", ROOT / "scripts" / "check_claims.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["check_claims"] = module  # its dataclass looks its module up there
-    spec.loader.exec_module(module)
-    return module
+    import check_claims  # scripts/check_claims.py (tests/conftest.py puts scripts/ on the path)
+
+    return check_claims
 
 
 def notebook(*cells):

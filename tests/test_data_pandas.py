@@ -46,12 +46,8 @@ def test_readme_states_the_page_count_and_the_licence_is_shipped(pages):
 
 
 def test_furniture_share_counts_what_the_parser_removes_by_structure():
-    import importlib.util
+    import build_pandas_corpus as script  # scripts/ is on the path (tests/conftest.py)
 
-    spec = importlib.util.spec_from_file_location("build_pandas_corpus",
-                                                  DATA_DIR.parent / "scripts" / "build_pandas_corpus.py")
-    script = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(script)
     html = ("<html><head><title>T</title><style>p{}</style></head><body><nav>Home Docs</nav>"
             "<form>Search</form><main role='main'><h1>Title</h1><p>Body text</p>"
             "<div class='toctree-wrapper'>toc</div></main><footer>(c) 2023</footer></body></html>")

@@ -4,6 +4,8 @@ from pathlib import Path
 
 import tomllib
 
+from course_lib.app.check import TORCH_VERSION
+
 ROOT = Path(__file__).resolve().parent.parent
 # Conda spells a few packages differently from PyPI; nothing else may differ.
 CONDA_ONLY = {"python", "pip"}
@@ -35,7 +37,21 @@ def test_same_version_constraints_in_both_files():
 
 
 def test_torch_is_pinned_to_the_cpu_build_on_disk():
-    assert pyproject_requirements()["torch"] == "torch==2.13.0"
+    assert pyproject_requirements()["torch"] == f"torch=={TORCH_VERSION}"
+
+
+# Where a reader copies the torch pin from: install lines and troubleshooting notes.
+TORCH_DOCS = ["README.md", "docs/TEACHING.md", "docs/LIBRARY.md"]
+
+
+def test_every_torch_pin_written_out_is_the_one_constant():
+    """pip, conda and the docs need the version spelled out; each spelling agrees with TORCH_VERSION."""
+    written = {}
+    for name in ["pyproject.toml", "environment.yml", "constraints.txt", *TORCH_DOCS]:
+        for version in re.findall(r"\btorch==([\w.+]+)", (ROOT / name).read_text(encoding="utf-8")):
+            written.setdefault(version, []).append(name)
+    assert written and set(written) == {TORCH_VERSION}, written
+    assert all(any(names.count(doc) for names in written.values()) for doc in TORCH_DOCS)
 
 
 def test_environment_installs_the_course_library_itself():
@@ -57,16 +73,16 @@ def test_installed_torch_is_the_pinned_cpu_build():
     from importlib.metadata import distribution
 
     torch = distribution("torch")
-    assert torch.version.split("+")[0] == "2.13.0"
+    assert torch.version.split("+")[0] == TORCH_VERSION
     build = torch_build(Path(torch.locate_file("torch/version.py")).read_text(encoding="utf-8"))
     assert build.get("cuda", "missing") is None, f"torch {torch.version} is a CUDA build ({build}): install the CPU wheel"
     assert not any(build.values()), f"torch {torch.version} is built for an accelerator: {build}"
 
 
 def test_a_cuda_build_of_torch_fails_the_check():
-    cuda = "__version__ = '2.13.0+cu128'\ncuda: Optional[str] = '12.8'\nhip: Optional[str] = None\n"
+    cuda = f"__version__ = '{TORCH_VERSION}+cu128'\ncuda: Optional[str] = '12.8'\nhip: Optional[str] = None\n"
     assert torch_build(cuda) == {"cuda": "12.8", "hip": None}
-    cpu = "__version__ = '2.13.0+cpu'\ncuda: Optional[str] = None\nrocm: Optional[str] = None\n"
+    cpu = f"__version__ = '{TORCH_VERSION}+cpu'\ncuda: Optional[str] = None\nrocm: Optional[str] = None\n"
     assert not any(torch_build(cpu).values()) and torch_build(cpu)["cuda"] is None
 
 
@@ -107,7 +123,7 @@ def test_constraints_are_plain_pins_and_used_by_make_setup():
     lines = [ln for ln in (ROOT / "constraints.txt").read_text(encoding="utf-8").splitlines()
              if ln.strip() and not ln.startswith("#")]
     assert lines and all(re.fullmatch(r"[A-Za-z0-9][\w.\-]*==[\w.]+", ln) for ln in lines)  # no URL, path, +cpu
-    assert constraints()["torch"] == "2.13.0" and "onnxruntime" in constraints()
+    assert constraints()["torch"] == TORCH_VERSION and "onnxruntime" in constraints()
     assert re.search(r"pip install .*-c constraints\.txt -e \.\[peers,serve\]", (ROOT / "Makefile").read_text())
 
 

@@ -1,7 +1,6 @@
 """The re-pool reads only what no earlier reading held, and keeps every judgment already made."""
 from __future__ import annotations
 
-import importlib.util
 from collections import Counter
 
 import pytest
@@ -11,10 +10,9 @@ from course_lib.infra.paths import REPO_ROOT
 
 @pytest.fixture(scope="module")
 def pool():
-    spec = importlib.util.spec_from_file_location("golden_pool", REPO_ROOT / "scripts" / "golden_pool.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    import golden_pool  # scripts/golden_pool.py (tests/conftest.py puts scripts/ on the path)
+
+    return golden_pool
 
 
 def item(pool, doc, body, gold=False):

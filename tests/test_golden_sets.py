@@ -197,11 +197,8 @@ INDEX_COLUMN_KEYS = {"q050": "tm_wday", "q192": "tm_gmtoff"}  # the first column
 def test_every_table_question_carries_its_rows_key(golden_set):
     """Each table question (and `also` place) whose quote sits in a row's later cell has that row's
     key cell as a fragment, as `scripts/golden_units.py propose` finds it, unless reviewed above."""
-    import importlib.util
+    import golden_units as units  # scripts/golden_units.py (tests/conftest.py puts scripts/ on the path)
     spec_, questions, _ = golden_set
-    spec = importlib.util.spec_from_file_location("golden_units", REPO_ROOT / "scripts" / "golden_units.py")
-    units = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(units)
     corpus = ensure_corpus(corpus=spec_.corpus)
     soups: dict = {}
     missing = []
@@ -265,10 +262,8 @@ def test_a_gold_answer_unit_is_one_place_on_its_page_unless_reviewed(golden_set)
 @pytest.mark.parametrize("name", ["python", "pandas"])
 def test_the_leave_one_system_out_table_is_the_pools_own(name):
     """The README's leave-one-system-out table states what `golden_pool.py unique` computes."""
-    import importlib.util
-    spec = importlib.util.spec_from_file_location("golden_pool", REPO_ROOT / "scripts" / "golden_pool.py")
-    pool = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(pool)
+    import golden_pool as pool  # scripts/golden_pool.py (tests/conftest.py puts scripts/ on the path)
+
     counts = pool.unique_contributions(name)
     readme = (GOLDEN_DIR / "README.md").read_text(encoding="utf-8")
     column = 1 if name == "python" else 3

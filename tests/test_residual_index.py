@@ -6,11 +6,11 @@ import json
 
 import numpy as np
 import pytest
+import residual_index as ri  # benchmarks/residual_index.py (tests/conftest.py puts benchmarks/ on the path)
+from residual_index import ResidualTokenIndex
 
 from course_lib.core.rerank import maxsim
 from course_lib.infra import models
-from course_lib.infra import residual_index as ri
-from course_lib.infra.residual_index import ResidualTokenIndex
 from course_lib.records import Chunk
 
 WIDTH = 384

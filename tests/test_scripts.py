@@ -1,19 +1,16 @@
-"""The helper scripts: README runtimes come from recorded runs, notebooks from percent scripts."""
-import importlib.util
-from pathlib import Path
+"""The helper scripts: README runtimes come from recorded runs."""
+import importlib
+from types import ModuleType
 
-ROOT = Path(__file__).resolve().parent.parent
+import update_readme  # scripts/update_readme.py: tests/conftest.py puts scripts/ on the path
 
 
-def _load(name):
-    spec = importlib.util.spec_from_file_location(name, ROOT / "scripts" / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+def _load(name: str) -> ModuleType:
+    """A script under scripts/ as a module, by name (for the tests that pick one by name)."""
+    return importlib.import_module(name)
 
 
 def test_readme_runtimes_come_from_records_and_stay_empty_without_one():
-    update_readme = _load("update_readme")
     text = ("intro\n<!-- lessons:start -->\n| # | notebook | change | runtime |\n|---|---|---|---|\n"
             "| 00 | [a](notebooks/00_a.ipynb) | x | |\n| 01 | [b](notebooks/01_b.ipynb) | y | 9 s |\n"
             "<!-- lessons:end -->\n| 07 | [c](notebooks/07_c.ipynb) | z | |\n")
@@ -25,7 +22,6 @@ def test_readme_runtimes_come_from_records_and_stay_empty_without_one():
 
 
 def test_readme_total_comes_from_the_same_records_and_replaces_the_old_one():
-    update_readme = _load("update_readme")
     text = ("<!-- lessons:start -->\n| # | notebook | change | runtime |\n|---|---|---|---|\n"
             "| 00 | [a](notebooks/00_a.ipynb) | x | |\n| 01 | [b](notebooks/01_b.ipynb) | y | |\n"
             "Together: old.\n<!-- lessons:end -->\n")
@@ -37,7 +33,6 @@ def test_readme_total_comes_from_the_same_records_and_replaces_the_old_one():
 
 
 def test_a_runtime_measured_on_a_busy_machine_is_marked_and_named():
-    update_readme = _load("update_readme")
     text = ("<!-- lessons:start -->\n| # | notebook | change | runtime |\n|---|---|---|---|\n"
             "| 00 | [a](notebooks/00_a.ipynb) | x | |\n| 01 | [b](notebooks/01_b.ipynb) | y | |\n<!-- lessons:end -->\n")
     records = {"00_a": {"runtime_s": 60.0, "load_at_start": 0.4}, "01_b": {"runtime_s": 90.0, "load_at_start": 6.0}}
@@ -47,9 +42,5 @@ def test_a_runtime_measured_on_a_busy_machine_is_marked_and_named():
 
 
 def test_long_runtimes_are_shown_in_minutes():
-    assert _load("update_readme").runtime_cell(300) == " 5.0 min " and _load("update_readme").runtime_cell(157) == " 2.6 min "
+    assert update_readme.runtime_cell(300) == " 5.0 min " and update_readme.runtime_cell(157) == " 2.6 min "
 
-
-def test_percent_script_becomes_markdown_and_code_cells():
-    cells = _load("notebook_from_py").cells_from_script("# %% [markdown]\n# # Title\n# text\n\n# %%\nx = 1\n")
-    assert [(c.cell_type, c.source) for c in cells] == [("markdown", "# Title\ntext"), ("code", "x = 1")]

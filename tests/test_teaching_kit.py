@@ -1,32 +1,11 @@
-"""The teacher's kit scripts: test markers as tags, the runner's load guard, handouts, runtime table."""
+"""The teacher's kit scripts: no nbval marker comments left in the notebooks, the runner's load guard,
+handouts, runtime table."""
 from pathlib import Path
 
 import nbformat
 from test_scripts import _load  # one loader for the scripts under test
 
 ROOT = Path(__file__).resolve().parent.parent
-
-
-def test_markers_become_tags_and_leave_the_code():
-    markers = _load("markers_to_tags")
-    source = "# NBVAL_CHECK_OUTPUT\nx = 1\n  # NBVAL_SKIP\nprint(x)"
-    assert markers.convert_source(source) == ("x = 1\nprint(x)", ["nbval-check-output", "nbval-skip"])
-    assert markers.convert_source("# NBVAL_IGNORE_OUTPUT\ny = 2") == ("y = 2", [])
-    assert markers.convert_source("# NBVAL_RAISES_EXCEPTION\n1/0")[1] == ["raises-exception"]
-    prose = "# a comment about NBVAL_SKIP\nz"
-    assert markers.convert_source(prose) == (prose, [])
-
-
-def test_markers_conversion_keeps_outputs_and_is_idempotent():
-    markers = _load("markers_to_tags")
-    cell = nbformat.v4.new_code_cell("# NBVAL_CHECK_OUTPUT\nprint(1)", execution_count=3,
-                                     metadata={"tags": ["keep-me"]})
-    cell.outputs = [nbformat.v4.new_output("stream", name="stdout", text="1\n")]
-    nb = nbformat.v4.new_notebook(cells=[cell, nbformat.v4.new_markdown_cell("# NBVAL_SKIP")])
-    assert markers.convert_notebook(nb) == 1 and markers.convert_notebook(nb) == 0
-    assert nb.cells[0].metadata["tags"] == ["keep-me", "nbval-check-output"]
-    assert nb.cells[0].execution_count == 3 and nb.cells[0].outputs[0].text == "1\n"
-    assert nb.cells[1].source == "# NBVAL_SKIP"  # markdown is prose, never touched
 
 
 def test_committed_notebooks_carry_no_marker_comments():

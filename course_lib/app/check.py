@@ -10,6 +10,10 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+# The torch the course pins, the CPU build. pyproject.toml, constraints.txt, environment.yml and the
+# install lines of the docs spell it out for pip and conda; tests/test_environment.py checks that each
+# agrees with this one.
+TORCH_VERSION = "2.13.0"
 REQUIRED_PACKAGES = (
     "torch", "sentence_transformers", "transformers", "numpy", "bs4", "lxml", "html5lib",
     "rank_bm25", "matplotlib", "tqdm", "nbval", "hypothesis",
@@ -48,7 +52,8 @@ def _torch_cpu() -> tuple[bool, str]:
     import torch
 
     cuda = torch.version.cuda
-    build = "" if cuda is None else f" is a CUDA {cuda} build; the course pins the CPU build torch==2.13.0"
+    pin = f"the course pins the CPU build torch=={TORCH_VERSION}"
+    build = "" if cuda is None else f" is a CUDA {cuda} build; {pin}"
     return cuda is None, f"torch {torch.__version__}{build}"
 
 

@@ -1,5 +1,8 @@
 """MaxSim's chunk token vectors as centroid ids plus residual codes (ColBERTv2's compression).
 
+It sits beside the benchmark that measures it (bench_serving.py), not in `course_lib`: no lesson and
+no stage of the library uses it (its size and MRR are below; int8 is what lesson 07 serves from).
+
 The int8 index (`token_index`) keeps 388 bytes a token, about 210 MB for the default chunking,
 and projecting the tokens onto fewer principal directions loses MRR: MiniLM's token vectors are
 not low-rank. ColBERTv2 (Santhanam et al., 2022) keeps every dimension but spends few bits on it:
