@@ -23,6 +23,7 @@ from course_lib.infra.errors import ModelLoadError
 from course_lib.infra.files import hash_file_into
 from course_lib.infra.paths import cache_dir
 from course_lib.infra.shipped import all_shipped
+from course_lib.infra.threads import one_text_threads
 from course_lib.infra.vector_cache import VectorStore, warn_once
 from course_lib.records import text_digest
 
@@ -309,7 +310,8 @@ def embed(
     A re-run of a lesson therefore embeds nothing again; change the model and its own cache is
     used. Vectors shipped with the course (`course_lib.infra.shipped`) are read first, so a cold clone
     embeds only what they lack. `use_cache=False` bypasses both. Normalised vectors make cosine
-    similarity a plain dot product.
+    similarity a plain dot product. One text to compute (a question) is encoded on one thread,
+    more on every core (`threads.one_text_threads`).
     """
     encoder = load_embedder(model)
     width = encoder.get_embedding_dimension()
@@ -331,13 +333,14 @@ def embed(
     if todo and _ESTIMATING.get() and len(todo) >= settings.EMBED_ESTIMATE_MIN_TEXTS:
         _announce_duration(encoder, list(todo.values()), batch_size=batch_size, normalize=normalize)
     if todo:
-        fresh = encoder.encode(
-            list(todo.values()),
-            batch_size=batch_size,
-            normalize_embeddings=normalize,
-            convert_to_numpy=True,
-            show_progress_bar=progress and len(todo) > 64,
-        ).astype(np.float32)
+        with one_text_threads(len(todo)):  # a question on one thread, a batch on every core
+            fresh = encoder.encode(
+                list(todo.values()),
+                batch_size=batch_size,
+                normalize_embeddings=normalize,
+                convert_to_numpy=True,
+                show_progress_bar=progress and len(todo) > 64,
+            ).astype(np.float32)
         known.update(zip(todo, fresh, strict=True))
         if cache is not None:
             cache.put_many(list(todo), fresh)
