@@ -89,11 +89,34 @@ def _as_new_process(monkeypatch):
 
 @pytest.mark.model
 def test_a_new_process_reads_the_vectors_back(private_cache, monkeypatch):
-    reference = models.embed(["alpha"], progress=False)
+    texts = ["alpha", "beta", "gamma", "delta", "epsilon"]
+    reference = models.embed(texts, progress=False)
     _as_new_process(monkeypatch)
     calls = _count_encodes(monkeypatch)
-    assert np.array_equal(models.embed(["alpha"], progress=False), reference)
-    assert calls == []
+    assert np.array_equal(models.embed(texts, progress=False), reference)
+    assert np.array_equal(models.embed(texts[::-1], progress=False), reference[::-1])
+    # Only the first use's check computes anything: CHECKED_ROWS rows, recomputed from their texts.
+    assert len(calls) == 1 and len(calls[0]) == models.CHECKED_ROWS and set(calls[0]) <= set(texts)
+
+
+@pytest.mark.model
+def test_a_swapped_row_in_a_shared_cache_is_found_and_not_used(private_cache, monkeypatch, caplog):
+    """Two texts' vectors swapped in the cache (every row a valid unit vector): the first use in a
+    process recomputes rows at random; here every row read is one of the two, so a check finds
+    it, says so in one line, and the vectors served and written back are the texts' own."""
+    texts = ["how do I oil a bicycle chain", "when to plant tomatoes"]
+    reference = models.embed(texts, progress=False)
+    key = models.model_id() + "|normalize=True"
+    store = models.EmbeddingCache(key).store
+    store.put_many([models.text_key(t) for t in texts], [reference[1][None], reference[0][None]])
+    _as_new_process(monkeypatch)
+    monkeypatch.setattr(vectorstore, "_warned", set())
+    with caplog.at_level(logging.WARNING, logger="course_lib.cache"):
+        served = models.embed(texts, progress=False)
+    assert np.allclose(served, reference, atol=1e-5)
+    lines = [r.getMessage() for r in caplog.records]
+    assert len(lines) == 1 and "does not match the text it is keyed by" in lines[0]
+    assert np.allclose(store.get(models.text_key(texts[0]), width=384), reference[0], atol=1e-5)  # repaired
 
 
 @pytest.mark.model
@@ -131,7 +154,8 @@ def test_a_read_only_cache_is_still_read(private_cache, monkeypatch, caplog):
         _as_new_process(monkeypatch)
         models.embed(["beta"], progress=False)
     assert np.array_equal(again[0], reference[0])
-    assert calls == [["beta"], ["beta"]]  # alpha read from the read-only cache; beta not stored
+    # alpha read from the read-only cache (and recomputed once by the first use's check); beta not stored
+    assert calls == [["alpha"], ["beta"], ["beta"]]
     assert [r.getMessage().split(" is ")[1][:9] for r in caplog.records] == ["read-only"]
 
 
@@ -397,3 +421,19 @@ def test_a_long_embedding_from_the_command_line_says_how_long_it_will_take(monke
     assert err.count("... embedding 40 new texts: about ") == 1 and "texts/s on this machine" in err
     assert "5 new texts" not in err and Slow.calls == 4  # one timed batch, then the real call, then the few
     assert np.array_equal(quiet, loud) and few.shape == (5, 3)
+
+
+def test_token_rows_scaled_past_unit_length_are_a_miss_with_one_warning(tmp_path, monkeypatch, caplog):
+    """MaxSim's stored token vectors are unit rows: one chunk's scaled by 30 would rank it first
+    for any question, so the re-ranker reads them with `unit_rows` and computes them again."""
+    monkeypatch.setattr(vectorstore, "_warned", set())
+    tokens = vectorstore.VectorStore(tmp_path / "tokens", dtype=np.float16)
+    rows = np.random.default_rng(0).normal(size=(6, 8)).astype(np.float32)
+    unit = (rows / np.linalg.norm(rows, axis=1, keepdims=True)).astype(np.float16)
+    tokens.put_many(["kept", "scaled"], [unit, unit * 30])
+    with caplog.at_level(logging.WARNING, logger="course_lib.cache"):
+        assert np.array_equal(tokens.get("kept", width=8, unit_rows=True), unit)
+        assert tokens.get("scaled", width=8, unit_rows=True) is None
+        assert np.array_equal(tokens.get("scaled", width=8), unit * 30)  # only the check refuses it
+    assert [r.getMessage() for r in caplog.records] == [
+        f"course_lib cache {tmp_path / 'tokens'} holds vectors that are not unit length: ignored, computed again"]

@@ -253,7 +253,7 @@ class MaxSimReranker:
                 continue
             vectors = self.memory.get(key)
             if vectors is None and store is not None:
-                vectors = store.get(key, width=self.width)
+                vectors = store.get(key, width=self.width, unit_rows=True)  # a scaled token outweighs
             if vectors is None:
                 missing[key] = text
             else:

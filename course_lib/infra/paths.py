@@ -18,10 +18,15 @@ def cache_dir() -> Path:
 
     A folder that cannot be created (a read-only share) is returned as it is: the stores under
     it then fall back to computing without caching, with one warning, instead of failing here.
+    The default folder is created private to the user (0700).
     """
-    root = Path(os.environ.get("COURSE_CACHE_DIR", REPO_ROOT / ".cache"))
+    chosen = os.environ.get("COURSE_CACHE_DIR")
+    root = Path(chosen) if chosen else REPO_ROOT / ".cache"
     try:
-        root.mkdir(parents=True, exist_ok=True)
+        # The default cache is private (0700): whoever can write a cache can change what it
+        # serves (docs/LIBRARY.md, "The caches"). A folder named by COURSE_CACHE_DIR keeps the
+        # mode its owner gave it: a teacher's shared, read-only one is meant to be read by others.
+        root.mkdir(parents=True, exist_ok=True, **({} if chosen else {"mode": 0o700}))
     except OSError:
         pass
     return root

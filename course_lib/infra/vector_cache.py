@@ -41,6 +41,8 @@ log = logging.getLogger("course_lib.cache")
 SETTINGS = {"eviction_policy": "none", "size_limit": 2**62, "cull_limit": 0}
 # What a disk can throw at a store: the OS, SQLite, and diskcache's lock timeout.
 DISK_ERRORS = (OSError, sqlite3.Error, diskcache.Timeout)
+# A unit row stored as float16 is off by well under 1% in squared length; a planted one by far more.
+UNIT_ROW_TOLERANCE = 0.01
 NOT_RAW = "holds values that are not raw vectors (pickled?): ignored, computed again"
 _warned: set[tuple[str, str]] = set()
 _open_stores: weakref.WeakSet = weakref.WeakSet()
@@ -186,10 +188,12 @@ class VectorStore:
             warn_once(self.folder, "is unusable (delete it to rebuild): computing without caching",
                        err)
 
-    def get(self, key: str, *, width: int | None = None, rows: int | None = None) -> np.ndarray | None:
+    def get(self, key: str, *, width: int | None = None, rows: int | None = None,
+            unit_rows: bool = False) -> np.ndarray | None:
         """The stored array as rows of `width` (one row if no width), or None: absent, unreadable,
-        or not usable (a size that is not `rows` rows of `width`, a NaN or infinity: one warning
-        line per folder and problem)."""
+        or not usable (a size that is not `rows` rows of `width`, a NaN or infinity, or with
+        `unit_rows` a row that is not a unit vector, as a token scaled up to outweigh the others
+        would be: one warning line per folder and problem)."""
         if not self.readable:
             return None
         try:
@@ -211,7 +215,13 @@ class VectorStore:
             warn_once(self.folder, "holds vectors that are not finite (NaN or infinity): ignored, "
                                    "computed again")
             return None
-        return flat.reshape(-1, width) if width else flat[None]
+        found = flat.reshape(-1, width) if width else flat[None]
+        if unit_rows and len(found):
+            lengths = np.einsum("ij,ij->i", found.astype(np.float32), found.astype(np.float32))
+            if np.abs(lengths - 1.0).max() > UNIT_ROW_TOLERANCE:
+                warn_once(self.folder, "holds vectors that are not unit length: ignored, computed again")
+                return None
+        return found
 
     def put_many(self, keys: Sequence[str], arrays: Sequence[np.ndarray]) -> None:
         """Store each array (cast to the store's dtype) under its key, all in one transaction."""
