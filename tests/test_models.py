@@ -134,8 +134,12 @@ def test_a_corrupt_cache_still_answers_with_one_warning(private_cache, monkeypat
         second = models.embed(["alpha", "beta"], progress=False)
     assert np.allclose(first, reference, atol=1e-6) and np.allclose(second[0], reference[0], atol=1e-6)
     assert len(caplog.records) == 1 and "\n" not in caplog.records[0].getMessage()
-    assert "unusable" in caplog.records[0].getMessage()
-    assert calls == [["alpha"], ["beta"]]  # nothing cached, nothing fails
+    assert "held a damaged database (set aside as cache.db.damaged): rebuilt" in caplog.records[0].getMessage()
+    assert calls == [["alpha"], ["beta"]]  # the damaged vectors computed again, nothing fails
+    _as_new_process(monkeypatch)  # the next run reads the rebuilt store, with no warning
+    monkeypatch.setattr(vectorstore, "_warned", set())
+    assert np.allclose(models.embed(["alpha", "beta"], progress=False), second, atol=1e-6)
+    assert len(caplog.records) == 1 and len(calls) == 3  # the first use's check, nothing else
 
 
 @pytest.mark.model
