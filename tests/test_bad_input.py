@@ -1090,3 +1090,30 @@ def test_a_2_gb_binary_file_is_skipped_from_its_first_8_kb_not_read_whole(tmp_pa
                             env={**os.environ, "HF_HUB_OFFLINE": "1", "OPENBLAS_NUM_THREADS": "1"})
     assert result.returncode == 0 and "Traceback" not in result.stderr, result.stderr
     assert "skipped dump.html: binary file (NUL bytes): not an HTML file" in result.stdout + result.stderr
+
+
+def test_a_long_golden_file_walks_each_section_once_not_once_per_question(tmp_path, site, monkeypatch):
+    """50,000 lines took 293 s to validate: each question walked its page again. Now each page is
+    parsed once and each section walked once per check, so the time grows with the lines' own work."""
+    from course_lib.evaluation import golden_checks
+
+    walks = {"blocks": 0, "ids": 0}
+    blocks, ids = golden_checks._block_texts, golden_checks._first_ids
+    monkeypatch.setattr(golden_checks, "_block_texts", lambda nodes: walks.__setitem__("blocks", walks["blocks"] + 1)
+                        or blocks(nodes))
+    monkeypatch.setattr(golden_checks, "_first_ids", lambda soup: walks.__setitem__("ids", walks["ids"] + 1)
+                        or ids(soup))
+    path = golden(tmp_path, *({**GOOD_Q, "id": f"q{i}"} for i in range(2000)))
+    result = golden_checks.check_golden(path, site)
+    assert len(result.questions) == 2000 and result.problems == []
+    assert walks == {"blocks": 1, "ids": 1}  # one page, one section: walked once for 2,000 questions
+
+
+def test_validate_golden_says_it_is_working_on_stderr(tmp_path, site):
+    path = golden(tmp_path, *({**GOOD_Q, "id": f"q{i}"} for i in range(3000)))
+    script = ("import sys\nfrom course_lib.infra import terminal\nterminal.PROGRESS_AFTER_S = 0.0\n"
+              "from course_lib.app import cli\nsys.exit(cli.main(sys.argv[1:]))\n")
+    result = subprocess.run([sys.executable, "-c", script, "validate-golden", str(path), "--corpus", str(site)],
+                            capture_output=True, text=True, env={**os.environ, "HF_HUB_OFFLINE": "1"})
+    assert result.returncode == 0 and "3000 questions, 0 errors" in result.stdout, result.stderr
+    assert re.search(rf"^\.\.\. checking {re.escape(str(path))} against \d+ pages: \d+ s$", result.stderr, re.M)
