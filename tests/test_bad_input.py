@@ -931,3 +931,189 @@ def test_a_database_url_is_shown_redacted_or_not_at_all(url, shown):
     assert shown_url(url) == shown and repr(DatabaseURL(url)) == repr(shown)
     quoted = f'libpq: bad token "{url}" near "S3cret Pa55" and "Tail7@db" and "Pa55"'
     assert not [s for s in ("S3cret", "Pa55", "Head7", "Tail7") if s in scrubbed(quoted, url) and s in url]
+
+
+# --- issue 37, the residue: links that loop, inputs that never end, nothing lost ----------------
+
+def test_a_symlink_loop_as_out_its_folder_or_golden_is_one_line(tmp_path, site):
+    loop = tmp_path / "loop"
+    loop.symlink_to(loop)
+    for out in (loop, loop / "drafts.jsonl"):
+        pattern = rf"{re.escape(str(out))}: --out or a folder above it is a symlink loop — give a path"
+        drafted = _draft(site, out, "--force")
+        fails(drafted, 7, pattern)
+        assert drafted.stdout == ""
+        fails(run("evaluate", "--corpus", site, "--golden", FIXTURES / "golden.jsonl", "--out", out), 7, pattern)
+    fails(run("evaluate", "--corpus", site, "--golden", loop, "--out", tmp_path / "result.json"), 4,
+          r"loop: a symlink loop, not a file — point --golden at the \.jsonl file itself")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["cache", "loop", "site"]  # nothing written
+
+
+def test_a_golden_line_nested_100000_deep_is_one_line(tmp_path, site):
+    path = tmp_path / "deep.jsonl"
+    path.write_text('{"id": ' + "[" * 100_000 + "]" * 100_000 + "}\n")
+    evaluated = run("evaluate", "--corpus", site, "--golden", path, "--out", tmp_path / "r.json")
+    fails(evaluated, 4, r"deep\.jsonl: 1 problems with the golden file")
+    assert "deep.jsonl:1: invalid JSON (nested too deep to read)" in evaluated.stdout + evaluated.stderr
+    checked = run("validate-golden", path, "--corpus", site)
+    assert checked.returncode == 1 and "Traceback" not in checked.stderr, checked.stderr
+    assert "deep.jsonl:1: invalid JSON (nested too deep to read)" in checked.stdout + checked.stderr
+    assert not (tmp_path / "r.json").exists()
+
+
+def test_a_golden_file_that_never_ends_or_is_huge_is_refused_unread(tmp_path, site):
+    fails(run("evaluate", "--corpus", site, "--golden", "/dev/zero", "--out", tmp_path / "r.json"), 4,
+          r"/dev/zero: not a regular file: a character device — give the \.jsonl file")
+    huge = tmp_path / "huge.jsonl"
+    with huge.open("wb") as handle:  # sparse: 3 GB on paper, nothing on disk
+        handle.truncate(3 * 10**9)
+    fails(run("evaluate", "--corpus", site, "--golden", huge, "--out", tmp_path / "r.json"), 4,
+          r"huge\.jsonl: larger than 200 MB: not a golden file")
+
+
+def test_out_dev_stdout_redirected_to_a_file_never_replaces_that_file(tmp_path, site):
+    target = tmp_path / "results.txt"
+    target.write_text("earlier lines the user kept\n")
+    with target.open("a") as stdout:
+        result = subprocess.run([sys.executable, "-m", "course_lib", "golden-draft", "--corpus", str(site),
+                                 "--out", "/dev/stdout", "--n", "3", "--force"], stdout=stdout,
+                                stderr=subprocess.PIPE, text=True, env={**os.environ, "HF_HUB_OFFLINE": "1"})
+    assert result.returncode == 7 and "Traceback" not in result.stderr, result.stderr
+    errors = [line for line in result.stderr.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1 and "/dev/stdout: --out is this command's own standard output" in errors[0]
+    assert target.read_text() == "earlier lines the user kept\n"
+
+
+def test_out_force_over_a_private_file_keeps_it_private(tmp_path, site):
+    out = tmp_path / "drafts.jsonl"
+    out.write_text("my own questions\n")
+    out.chmod(0o600)
+    before = out.stat()
+    result = _draft(site, out, "--force")
+    assert result.returncode == 0 and "Traceback" not in result.stderr, result.stderr
+    after = out.stat()
+    assert stat.S_IMODE(after.st_mode) == 0o600 and (after.st_uid, after.st_gid) == (before.st_uid, before.st_gid)
+    assert len(out.read_text().splitlines()) == 3  # replaced atomically: a new inode, the same mode
+
+
+def test_sighup_while_writing_is_one_line_and_leaves_no_partial_or_lock_file(tmp_path, site):
+    import signal
+    import time
+
+    out, started = tmp_path / "drafts.jsonl", tmp_path / "started"
+    out.write_text("my own questions\n")
+    writer = subprocess.Popen([sys.executable, "-c", STALLED_WRITE, str(started), "golden-draft", "--corpus",
+                               str(site), "--out", str(out), "--n", "3", "--force"],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 300
+        while not started.exists():
+            assert writer.poll() is None and time.monotonic() < deadline, "the writer never reached the write"
+            time.sleep(0.05)
+        writer.send_signal(signal.SIGHUP)  # the terminal closed
+        _, stderr = writer.communicate(timeout=60)
+    finally:
+        writer.kill()
+    assert writer.returncode == 130 and stderr.splitlines() == ["error: interrupted — nothing was written"]
+    assert out.read_text() == "my own questions\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["cache", "drafts.jsonl", "site", "started"]
+
+
+@pytest.mark.model
+def test_one_pages_base_href_does_not_move_every_pages_citations(site):
+    page = site / "flat.html"
+    page.write_text(page.read_text().replace("<head>", '<head><base href="https://evil.example/flat.html">'))
+    result = run("ask", "day of the month", "--corpus", site, "--pipeline", "bm25", "--prompt", "--k", "1")
+    assert result.returncode == 0 and "evil.example" not in result.stdout, result.stdout
+    assert "\nlibrary/datetime.html#" in result.stdout  # the other page cites its own path
+    own = run("ask", "setup file windows", "--corpus", site, "--pipeline", "bm25", "--prompt", "--k", "1")
+    assert "\nhttps://evil.example/flat.html#" in own.stdout  # the page that names a site cites it
+
+
+def test_a_cache_dir_that_is_a_file_is_one_line_and_the_command_still_runs(tmp_path, site):
+    blocked = tmp_path / "not-a-folder"
+    blocked.write_text("")
+    result = run("golden-draft", "--corpus", site, "--out", tmp_path / "d.jsonl", "--n", "3",
+                 env_extra={"COURSE_CACHE_DIR": str(blocked)})
+    assert result.returncode == 0 and "Traceback" not in result.stderr, result.stderr
+    assert warnings_of(result) == [f"course_lib cache {blocked} is a file, not a folder (COURSE_CACHE_DIR): "
+                                   "nothing is cached; point it at a folder, or unset it"]
+    assert len((tmp_path / "d.jsonl").read_text().splitlines()) == 3
+
+
+def test_a_store_that_cannot_be_created_says_so_not_delete_it(tmp_path, caplog, monkeypatch):
+    from course_lib.infra import vector_cache
+
+    monkeypatch.setattr(vector_cache, "_warned", set())
+    (tmp_path / "file").write_text("")
+    with caplog.at_level("WARNING", logger="course_lib.cache"):
+        store = vector_cache.VectorStore(tmp_path / "file" / "store")
+    assert not store.readable and not store.writable
+    (line,) = [r.getMessage() for r in caplog.records]
+    assert "store cannot be created: computing without caching (FileExistsError" in line or \
+        "store cannot be created: computing without caching (NotADirectoryError" in line, line
+    assert "delete it" not in line
+
+
+def test_a_damaged_embedding_store_is_rebuilt_once_not_warned_about_every_run(tmp_path, caplog, monkeypatch):
+    from course_lib.infra import vector_cache
+
+    folder = tmp_path / "store"
+    vector_cache.VectorStore(folder).put_many(["k"], [np.ones(4, np.float32)])
+    vector_cache.close_all()
+    for name in ("cache.db-wal", "cache.db-shm"):
+        (folder / name).unlink(missing_ok=True)
+    (folder / "cache.db").write_bytes(b"this is not a database" * 100)
+    monkeypatch.setattr(vector_cache, "_warned", set())
+    with caplog.at_level("WARNING", logger="course_lib.cache"):
+        store = vector_cache.VectorStore(folder)
+        assert store.writable and store.get("k") is None
+        store.put_many(["k"], [np.full(4, 2.0, np.float32)])
+        store.close()
+        monkeypatch.setattr(vector_cache, "_warned", set())  # the next run
+        again = vector_cache.VectorStore(folder)
+    assert np.array_equal(again.get("k", width=4), np.full((1, 4), 2.0, np.float32))
+    (line,) = [r.getMessage() for r in caplog.records]
+    assert "held a damaged database (set aside as cache.db.damaged): rebuilt" in line
+    assert (folder / "cache.db.damaged").read_bytes().startswith(b"this is not a database")
+
+
+def test_a_2_gb_binary_file_is_skipped_from_its_first_8_kb_not_read_whole(tmp_path, site):
+    huge = site / "dump.html"
+    with huge.open("wb") as handle:  # sparse: NUL bytes on paper, nothing on disk
+        handle.truncate(2 * 2**30)
+    limit = 1200 * 2**20  # the command's whole address space: reading 2 GB could not fit in it
+    script = (f"import resource, sys\nresource.setrlimit(resource.RLIMIT_AS, ({limit}, {limit}))\n"
+              "from course_lib.app import cli\nsys.exit(cli.main(sys.argv[1:]))\n")
+    result = subprocess.run([sys.executable, "-c", script, "golden-draft", "--corpus", str(site), "--out",
+                             str(tmp_path / "d.jsonl"), "--n", "3"], capture_output=True, text=True,
+                            env={**os.environ, "HF_HUB_OFFLINE": "1", "OPENBLAS_NUM_THREADS": "1"})
+    assert result.returncode == 0 and "Traceback" not in result.stderr, result.stderr
+    assert "skipped dump.html: binary file (NUL bytes): not an HTML file" in result.stdout + result.stderr
+
+
+def test_a_long_golden_file_walks_each_section_once_not_once_per_question(tmp_path, site, monkeypatch):
+    """50,000 lines took 293 s to validate: each question walked its page again. Now each page is
+    parsed once and each section walked once per check, so the time grows with the lines' own work."""
+    from course_lib.evaluation import golden_checks
+
+    walks = {"blocks": 0, "ids": 0}
+    blocks, ids = golden_checks._block_texts, golden_checks._first_ids
+    monkeypatch.setattr(golden_checks, "_block_texts", lambda nodes: walks.__setitem__("blocks", walks["blocks"] + 1)
+                        or blocks(nodes))
+    monkeypatch.setattr(golden_checks, "_first_ids", lambda soup: walks.__setitem__("ids", walks["ids"] + 1)
+                        or ids(soup))
+    path = golden(tmp_path, *({**GOOD_Q, "id": f"q{i}"} for i in range(2000)))
+    result = golden_checks.check_golden(path, site)
+    assert len(result.questions) == 2000 and result.problems == []
+    assert walks == {"blocks": 1, "ids": 1}  # one page, one section: walked once for 2,000 questions
+
+
+def test_validate_golden_says_it_is_working_on_stderr(tmp_path, site):
+    path = golden(tmp_path, *({**GOOD_Q, "id": f"q{i}"} for i in range(3000)))
+    script = ("import sys\nfrom course_lib.infra import terminal\nterminal.PROGRESS_AFTER_S = 0.0\n"
+              "from course_lib.app import cli\nsys.exit(cli.main(sys.argv[1:]))\n")
+    result = subprocess.run([sys.executable, "-c", script, "validate-golden", str(path), "--corpus", str(site)],
+                            capture_output=True, text=True, env={**os.environ, "HF_HUB_OFFLINE": "1"})
+    assert result.returncode == 0 and "3000 questions, 0 errors" in result.stdout, result.stderr
+    assert re.search(rf"^\.\.\. checking {re.escape(str(path))} against \d+ pages: \d+ s$", result.stderr, re.M)

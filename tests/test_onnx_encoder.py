@@ -96,3 +96,45 @@ def test_a_missing_onnxruntime_names_the_package(monkeypatch):
     monkeypatch.setitem(sys.modules, "onnxruntime", None)  # `import onnxruntime` now fails
     with pytest.raises(ModelLoadError, match="pip install onnxruntime"):
         onnx_encoder.OnnxEncoder()
+
+
+@pytest.mark.model
+def test_an_export_that_does_not_match_its_record_is_exported_again(tmp_path, caplog):
+    """A crafted or swapped .onnx (here another file's bytes) is never loaded: one warning line
+    naming it, and the file exported for the model replaces it."""
+    folder = tmp_path / "onnx"
+    path = onnx_encoder.ensure_onnx(root=folder)
+    good = path.read_bytes()
+    path.write_bytes(good[:-16] + b"\0" * 16)  # same size, other weights
+    before = onnx_encoder.exports["count"]
+    with caplog.at_level("WARNING", logger="course_lib.cache"):
+        onnx_encoder.ensure_onnx(root=folder)
+    assert onnx_encoder.exports["count"] == before + 1 and path.read_bytes() == good
+    lines = [r.getMessage() for r in caplog.records]
+    assert len(lines) == 1 and str(path) in lines[0] and "does not match the digest" in lines[0]
+
+
+@pytest.mark.model
+def test_an_export_without_a_record_is_exported_again_silently(tmp_path, caplog):
+    folder = tmp_path / "onnx"
+    path = onnx_encoder.ensure_onnx(root=folder)
+    onnx_encoder.record_path(path).unlink()
+    before = onnx_encoder.exports["count"]
+    with caplog.at_level("WARNING", logger="course_lib.cache"):
+        onnx_encoder.ensure_onnx(root=folder)
+    assert onnx_encoder.exports["count"] == before + 1 and onnx_encoder.record_path(path).is_file()
+    assert not caplog.records
+
+
+@pytest.mark.model
+def test_a_garbage_onnx_file_is_one_line_naming_it(tmp_path):
+    """Garbage whose record was recomputed too (someone who can write the cache and hash): ONNX
+    Runtime refuses it, and the learner reads one line, not ONNX Runtime's traceback."""
+    folder = tmp_path / "onnx"
+    path = onnx_encoder.ensure_onnx(root=folder)
+    path.write_bytes(b"not a model at all")
+    onnx_encoder.record_export(path, None)
+    with pytest.raises(ModelLoadError) as caught:
+        onnx_encoder.OnnxEncoder(root=folder)
+    message = str(caught.value)
+    assert str(path) in message and "not a usable ONNX model" in message and "\n" not in message

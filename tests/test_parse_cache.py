@@ -87,3 +87,17 @@ def test_a_cache_folder_that_cannot_be_written_still_parses(tmp_path, monkeypatc
     blocked.write_text("")
     monkeypatch.setenv("COURSE_CACHE_DIR", str(blocked))
     assert parse_pages(PAGES) == parse_corpus(PAGES)
+
+
+def test_a_resealed_entry_cannot_add_a_page_that_is_not_on_disk(private_cache, caplog):
+    """Someone who can write the cache and recompute its seal adds a page: it is not served."""
+    fresh = parse_pages(PAGES)
+    (stored,) = files(private_cache)
+    entry = parse.read_json(stored)
+    entry["parsed"]["evil.html"] = [["text", "Visit evil.example for the answer.", ["Evil"], None, 1]]
+    del entry["seal"]
+    parse.write_json(stored, {**entry, "seal": parse._seal(stored, entry)})
+    with caplog.at_level(logging.WARNING, logger="course_lib"):
+        assert parse_pages(PAGES) == fresh
+    assert [r.getMessage() for r in caplog.records] == [
+        f"course_lib cache {stored} names pages other than the ones it was parsed from: parsed again"]

@@ -113,3 +113,46 @@ def test_a_projected_index_is_smaller_and_scores_what_its_directions_keep(tmp_pa
 def test_a_projection_too_wide_for_the_vectors_is_refused(tmp_path, chunks_vectors):
     with pytest.raises(ValueError, match="dims must be between 1 and the vectors' width 384, not 500"):
         Int8TokenIndex.build(tmp_path / "index", ["a"], chunks_vectors[:1], dims=500)
+
+
+def _pickled(path) -> None:
+    np.save(path, np.array([{"runs": "code"}], dtype=object), allow_pickle=True)
+
+
+def _truncated(path) -> None:
+    path.write_bytes(path.read_bytes()[:100])
+
+
+def _scaled_up(path) -> None:  # one token 30 times a unit vector: it would outweigh every other
+    scales = np.load(path)
+    scales[5] *= 30
+    np.save(path, scales)
+
+
+@pytest.mark.parametrize(("name", "damage", "said"), [
+    ("codes.npy", _truncated, "ValueError"), ("scales.npy", _pickled, "pickled"),
+    ("offsets.npy", _pickled, "pickled"), ("keys.json", lambda p: p.write_text('{"k": 1}'), "keys.json"),
+    ("scales.npy", _scaled_up, "longer than a unit vector"),
+])
+def test_a_damaged_or_planted_index_is_one_warning_and_built_again(tmp_path, chunks_vectors, caplog,
+                                                                   name, damage, said):
+    keys = [f"k{i}" for i in range(len(chunks_vectors))]
+    Int8TokenIndex.build(tmp_path / "index", keys, chunks_vectors)
+    damage(tmp_path / "index" / name)
+    with caplog.at_level("WARNING", logger="course_lib.cache"):
+        assert Int8TokenIndex.open(tmp_path / "index") is None  # the caller builds it again
+    lines = [r.getMessage() for r in caplog.records]
+    assert len(lines) == 1 and str(tmp_path / "index") in lines[0] and "built again" in lines[0]
+    assert said in lines[0] and "Traceback" not in lines[0]
+
+
+@pytest.mark.model
+def test_a_planted_index_is_rebuilt_by_the_reranker(private_cache):
+    chunks = [Chunk(id=f"c{i}", doc=f"d{i}.html", body=t)
+              for i, t in enumerate(("Bicycles need chain oil.", "Tomatoes like sun.", "Compost feeds soil."))]
+    plain = MaxSimReranker()
+    index = int8_token_index(chunks, reranker=plain)
+    good = np.load(index.folder / "scales.npy")
+    _scaled_up(index.folder / "scales.npy")
+    again = int8_token_index(chunks, reranker=plain)
+    assert np.array_equal(np.asarray(again.scales), good)  # rebuilt from the token vectors

@@ -32,7 +32,9 @@ def validate_golden(args: argparse.Namespace) -> int:
     from course_lib.evaluation.golden_checks import check_golden
 
     loaded = inputs.read_corpus(args, parse=False)
-    result = check_golden(args.file, loaded.folder, pages={p.path: p.html for p in loaded.pages})
+    # A 50,000-line file takes minutes on a laptop: say that it is working.
+    with progress(f"checking {args.file} against {inputs.pages(len(loaded.pages))}"):
+        result = check_golden(args.file, loaded.folder, pages={p.path: p.html for p in loaded.pages})
     for message in result.messages():
         say(message)
     unreadable = len({line for line, qid, _ in result.problems if qid is None})

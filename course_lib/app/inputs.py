@@ -105,18 +105,20 @@ def build_retriever(name: str, loaded, *, model: str | None, query_encoder: str 
         return build_pipeline(name, loaded.pages, model=model, query_encoder=query_encoder)
 
 
-def base_url(args: argparse.Namespace, loaded) -> str:
-    """--base-url, else the corpus's own (a shipped corpus, or a canonical link / <base> in a
-    page, minus the page's path), else "" so prompts cite page paths, never a made-up site."""
+def base_url(args: argparse.Namespace, loaded) -> str | dict[str, str]:
+    """--base-url, else the corpus's own (a shipped corpus), else each page's own site (its
+    canonical link / <base>, minus the page's path) as {page: site}: one page's <base> never
+    decides where the others are cited. A page without one cites its path, never a made-up site."""
     if getattr(args, "base_url", None):
         return args.base_url if args.base_url.endswith("/") else args.base_url + "/"
     if loaded.base_url:
         return loaded.base_url
+    sites = {}
     for page in loaded.pages:
         match = _CANONICAL.search(page.html[:20_000])
         if match and match.group(1).endswith(page.path):
-            return match.group(1)[: len(match.group(1)) - len(page.path)]
-    return ""
+            sites[page.path] = match.group(1)[: len(match.group(1)) - len(page.path)]
+    return sites
 
 
 def where(args: argparse.Namespace, chunks):

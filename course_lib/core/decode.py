@@ -18,7 +18,7 @@ from bs4.dammit import EncodingDetector
 from course_lib.infra.safe_text import without_controls
 
 BINARY_SHARE = 0.02  # more control characters than this in a sample: not text
-_SAMPLE = 8192
+SNIFF_BYTES = _SAMPLE = 8192  # the bytes `sniff_binary` reads: a caller reads no more to decide
 # Labels browsers read as windows-1252; a <meta> that says UTF-16 or UTF-32 was itself read as
 # ASCII, so it cannot be true, and browsers ignore it (they read UTF-16 only with a BOM).
 _AS_CP1252 = {"iso-8859-1", "latin-1", "latin1", "ascii", "us-ascii"}

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import NamedTuple
 
-from course_lib.core.decode import decode_page, sniff_binary
+from course_lib.core.decode import SNIFF_BYTES, decode_page, sniff_binary
 from course_lib.infra.errors import CorpusError
 from course_lib.infra.files import file_sha256
 from course_lib.infra.paths import DATA_DIR
@@ -182,16 +182,19 @@ def _read_page(path: Path, folder: Path) -> tuple[Page | None, str]:
     if not path.is_file():
         return None, "not a regular file"
     try:
-        raw = path.read_bytes()
+        with path.open("rb") as handle:
+            # The first 8 KB decide whether it is text: a 2 GB binary file is skipped unread.
+            raw = handle.read(SNIFF_BYTES)
+            reason = sniff_binary(raw)
+            if reason:
+                return None, reason
+            raw += handle.read()
     except PermissionError:
         return None, "cannot read: permission denied"
     except OSError as err:
         return None, f"cannot read: {err.strerror or err}"
     if not raw.strip():
         return None, "empty file"
-    reason = sniff_binary(raw)
-    if reason:
-        return None, reason
     text, repaired = decode_page(raw)
     return Page(path=path.relative_to(folder).as_posix(), html=text), repaired
 

@@ -366,4 +366,9 @@ def _read_parsed(path: Path, hashes: dict[str, str]) -> _Parsed | None:
     except (KeyError, TypeError, ValueError, AttributeError) as err:
         warn_once(path, "holds a parse of the wrong shape: parsed again", err)
         return None
+    # Each page given is parsed or skipped, once, and no other: an entry resealed by someone who
+    # can write the cache cannot add a page that is not on disk (docs/LIBRARY.md, "the caches").
+    if sorted([*parsed, *(doc for doc, _ in skipped)]) != sorted(hashes):
+        warn_once(path, "names pages other than the ones it was parsed from: parsed again")
+        return None
     return parsed, skipped

@@ -27,7 +27,7 @@ from course_lib import settings
 from course_lib.infra import models
 from course_lib.infra.errors import ModelLoadError
 from course_lib.infra.onnx_encoder import unit_tokens
-from course_lib.infra.threads import blas_limit
+from course_lib.infra.threads import blas_limit, one_text_threads
 from course_lib.infra.token_index import Int8TokenIndex, StoreSize, index_folder
 from course_lib.infra.vector_cache import VectorStore
 from course_lib.records import Chunk, Hit
@@ -219,8 +219,9 @@ class MaxSimReranker:
 
         float16 is what the store keeps; pass `dtype=np.float32` to check what that costs.
         """
-        outputs = self.encoder.encode([self._truncate(t) for t in texts], output_value=None,
-                                      batch_size=batch_size, show_progress_bar=False)
+        with one_text_threads(len(texts)):  # a question on one thread, a batch on every core
+            outputs = self.encoder.encode([self._truncate(t) for t in texts], output_value=None,
+                                          batch_size=batch_size, show_progress_bar=False)
         return [unit_tokens(out["token_embeddings"].float().cpu().numpy(), out["input_ids"].cpu().numpy(),
                             out["attention_mask"].cpu().numpy(), self._special, dtype=dtype)
                 for out in outputs]
@@ -253,7 +254,7 @@ class MaxSimReranker:
                 continue
             vectors = self.memory.get(key)
             if vectors is None and store is not None:
-                vectors = store.get(key, width=self.width)
+                vectors = store.get(key, width=self.width, unit_rows=True)  # a scaled token outweighs
             if vectors is None:
                 missing[key] = text
             else:

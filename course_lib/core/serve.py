@@ -238,18 +238,22 @@ class SearchService:
         return Answer(query, hits, timings)
 
 
-def source_url(chunk: Chunk, *, base_url: str | None = DOCS_URL) -> str:
+def source_url(chunk: Chunk, *, base_url: str | Mapping[str, str] | None = DOCS_URL) -> str:
     """Where a learner can read the chunk: the page under `base_url`, at its section.
 
     `base_url=None` cites the page path alone (`library/os.html#os.walk`): right for a corpus
-    whose site is unknown, where a Python-docs address would be a wrong citation.
+    whose site is unknown, where a Python-docs address would be a wrong citation. A mapping gives
+    each page its own site (`{page path: site}`, a page not in it cites its path): a learner's
+    folder of pages saved from several sites, each naming its own in a canonical link or <base>.
     """
     anchor = f"#{chunk.section_id}" if chunk.section_id else ""
-    return f"{base_url or ''}{chunk.doc}{anchor}"
+    site = base_url.get(chunk.doc, "") if isinstance(base_url, Mapping) else base_url
+    return f"{site or ''}{chunk.doc}{anchor}"
 
 
 def build_prompt(question: str, hits: Sequence[Hit], chunks: Sequence[Chunk], *,
-                 max_chunks: int = settings.PROMPT_CHUNKS, base_url: str | None = DOCS_URL) -> str:
+                 max_chunks: int = settings.PROMPT_CHUNKS,
+                 base_url: str | Mapping[str, str] | None = DOCS_URL) -> str:
     """The prompt for an LLM: instructions, the top chunks as numbered sources, the question.
 
     Each source shows title, heading path and URL, so the model can cite [1], [2] and a reader

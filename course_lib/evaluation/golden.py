@@ -10,8 +10,10 @@ validated and judged; `golden_checks` validates a file against its corpus.
 """
 from __future__ import annotations
 
+import errno
 import html
 import json
+import os
 import re
 import unicodedata
 from dataclasses import dataclass
@@ -132,6 +134,8 @@ def _parse_record(line: str) -> Question:
         record = json.loads(line)
     except json.JSONDecodeError as err:
         raise ValueError(f"invalid JSON ({err.msg})") from None
+    except RecursionError:  # a value nested thousands deep: no question looks like that
+        raise ValueError("invalid JSON (nested too deep to read)") from None
     if not isinstance(record, dict):
         raise ValueError("a line must be a JSON object")
     for name, types in _REQUIRED.items():
@@ -211,6 +215,10 @@ def _check_question(q: Question) -> list[str]:
     return [p for p in problems if p] + [f"also: {p}" for p in also if p]
 
 
+# A golden file's largest size: 50,000 questions take about 15 MB; more is not a golden file.
+GOLDEN_MAX_BYTES = 200 * 10**6
+
+
 def _refuse_special(path: Path) -> None:
     """A GoldenError for a device, FIFO or socket (a symlink is followed), before it is opened:
     opening a FIFO no one writes to waits for ever, and a device may never end (issue 37)."""
@@ -227,14 +235,22 @@ def _read_text(path: Path) -> str:
     """A golden file's text: UTF-8 (a BOM is allowed), or a one-line GoldenError saying how to fix it."""
     _refuse_special(path)
     try:
-        raw = path.read_bytes()
+        with path.open("rb") as handle:  # bounded: a file that never ends (a /proc file) is refused
+            too_large = os.fstat(handle.fileno()).st_size > GOLDEN_MAX_BYTES
+            raw = b"" if too_large else handle.read(GOLDEN_MAX_BYTES + 1)
     except FileNotFoundError:
         raise GoldenError("no such file", path=path, hint="check the --golden path") from None
     except IsADirectoryError:
         raise GoldenError("a folder, not a golden file", path=path, hint="give the .jsonl file") from None
     except OSError as err:
+        if err.errno == errno.ELOOP:
+            raise GoldenError("a symlink loop, not a file", path=path,
+                              hint="point --golden at the .jsonl file itself") from None
         raise GoldenError(f"cannot read ({err.strerror or err})", path=path,
                           hint="check its permissions") from None
+    if too_large or len(raw) > GOLDEN_MAX_BYTES:
+        raise GoldenError(f"larger than {GOLDEN_MAX_BYTES // 10**6} MB: not a golden file", path=path,
+                          hint="give the .jsonl file (one question a line)")
     if raw.startswith((b"\xff\xfe", b"\xfe\xff")) or b"\x00" in raw[:4096]:
         raise GoldenError("UTF-16 or binary, not UTF-8 text", path=path, line=1,
                           hint="save the file as UTF-8 (one JSON object per line)")

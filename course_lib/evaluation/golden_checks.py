@@ -14,7 +14,10 @@ quote's block, its table row (`<tr>`: a key cell beside the answering cell) or i
 """
 from __future__ import annotations
 
+import contextvars
 import os
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -32,6 +35,31 @@ QUOTE_BLOCKS = frozenset({"p", "li", "td", "th", "dt", "dd", "pre", "caption", "
                           "blockquote", *HEADING_TAGS})
 _HEADING_LEVEL = {tag: level for level, tag in enumerate(HEADING_TAGS, start=1)}
 _INVISIBLE = ("script", "style", "noscript", "template")
+# Within one `check_golden`, what a page's walk found, keyed by what was walked: a golden file of
+# 50,000 questions over a few pages then walks each section once, not once per question.
+_MEMO: contextvars.ContextVar[dict | None] = contextvars.ContextVar("golden_memo", default=None)
+
+
+@contextmanager
+def _memo() -> Iterator[None]:
+    """Within the block, `_remember` keeps what it computes (the soups it walks stay alive, so
+    the ids of their nodes stay theirs)."""
+    token = _MEMO.set({})
+    try:
+        yield
+    finally:
+        _MEMO.reset(token)
+
+
+def _remember(kind: str, nodes, compute: Callable):
+    """`compute()` once per (kind, nodes) within `_memo`, every time outside it."""
+    memo = _MEMO.get()
+    if memo is None:
+        return compute()
+    key = (kind, tuple(map(id, nodes)))
+    if key not in memo:
+        memo[key] = compute()
+    return memo[key]
 
 
 def visible_soup(html: str) -> BeautifulSoup:
@@ -63,12 +91,21 @@ def _text_of(node) -> str:
     return "" if isinstance(node, Comment) else str(node)
 
 
+def _first_ids(soup: BeautifulSoup) -> dict[str, Tag]:
+    """Each id of the page and the first element that has it, as `soup.find(id=...)` finds it."""
+    found: dict[str, Tag] = {}
+    for element in soup.find_all(id=True):
+        found.setdefault(element["id"], element)
+    return found
+
+
 def section_nodes(soup: BeautifulSoup, section_id: str) -> list | None:
     """The nodes that make up a section: the element with the id, or for a heading its parent
     <section> if it has one, else the heading and its siblings up to the next heading of the same
     or a higher level (older HTML has flat headings, not nested sections). None when no element
     has the id."""
-    element = soup.find(id=section_id)
+    ids = _remember("ids", [soup], lambda: _first_ids(soup))
+    element = ids.get(section_id)
     if element is None:
         return None
     level = _HEADING_LEVEL.get(element.name)
@@ -94,6 +131,15 @@ def block_texts(nodes) -> list[str]:
     """Normalised text of every unit a quote may lie in, within these nodes: each block that
     holds no other block, and for a block holding blocks (a list item with a paragraph and a
     sub-list) the text it holds directly."""
+    return _remember("blocks", nodes, lambda: _block_texts(nodes))
+
+
+def _visible_text(nodes) -> str:
+    """The normalised visible text of these nodes together."""
+    return _remember("text", nodes, lambda: normalize(" ".join(_text_of(node) for node in nodes)))
+
+
+def _block_texts(nodes) -> list[str]:
     texts = []
     for node in nodes:
         if not isinstance(node, Tag):
@@ -127,7 +173,7 @@ def quote_problem(quote: str, nodes, where: str) -> str | None:
     """Why a quote is not evidence within these nodes (not in their visible text, or across two
     blocks), or None when it lies inside one block."""
     wanted = normalize(quote)
-    if wanted not in normalize(" ".join(_text_of(node) for node in nodes)):
+    if wanted not in _visible_text(nodes):
         return f"evidence not found in {where}"
     if not any(wanted in text for text in block_texts(nodes)):
         return f"evidence spans two blocks in {where} — quote inside one paragraph, item, cell or code block"
@@ -151,8 +197,8 @@ def _entries(node: Tag) -> list[str]:
 def unit_texts(nodes) -> list[str]:
     """Normalised text of every unit an answer may span: each block (`block_texts`), each table
     row (the key cell and the value cell) and each definition entry (the term and its definition)."""
-    return block_texts(nodes) + [normalize(text) for node in nodes if isinstance(node, Tag)
-                                 for text in _entries(node)]
+    return _remember("units", nodes, lambda: block_texts(nodes) + [
+        normalize(text) for node in nodes if isinstance(node, Tag) for text in _entries(node)])
 
 
 def fragments_problem(quote: str, fragments, nodes, where: str) -> str | None:
@@ -160,7 +206,7 @@ def fragments_problem(quote: str, fragments, nodes, where: str) -> str | None:
     on the page, or not in the quote's block or table row), or None."""
     if not fragments:
         return None
-    text = normalize(" ".join(_text_of(node) for node in nodes))
+    text = _visible_text(nodes)
     for fragment in fragments:
         if normalize(fragment) not in text:
             return f"fragment {fragment!r} not found in {where}"
@@ -182,12 +228,11 @@ def inner_section(quote: str, nodes, section_id: str) -> str | None:
     is not `section_id` itself: the question then names an outer section, which any chunk of the
     page's outline would match. None when the named section is the innermost."""
     wanted, found = normalize(quote), None
-    for node in nodes:
-        if not isinstance(node, Tag):
-            continue
-        for inner in node.find_all("section", id=True):
-            if inner["id"] != section_id and any(wanted in t for t in block_texts([inner])):
-                found = inner["id"]  # find_all walks in document order: the last hit is the innermost
+    inners = _remember("sections", nodes, lambda: [inner for node in nodes if isinstance(node, Tag)
+                                                    for inner in node.find_all("section", id=True)])
+    for inner in inners:
+        if inner["id"] != section_id and any(wanted in t for t in block_texts([inner])):
+            found = inner["id"]  # find_all walks in document order: the last hit is the innermost
     return found
 
 
@@ -263,6 +308,12 @@ def check_golden(path: str | Path, corpus_dir: str | Path, *, pages: dict[str, s
     path, corpus_dir = Path(path), Path(corpus_dir)
     if pages is None:
         pages = {page.path: page.html for page in load_corpus(corpus_dir).pages}
+    with _memo():
+        return _check_lines(path, corpus_dir, pages, split)
+
+
+def _check_lines(path: Path, corpus_dir: Path, pages: dict[str, str], split: str | None) -> GoldenCheck:
+    """`check_golden`'s loop over the lines, each page parsed once and each section walked once."""
     problems, questions, seen, soups = [], [], set(), {}
     for number, line in _numbered_lines(path):
         try:

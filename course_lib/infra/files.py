@@ -114,20 +114,41 @@ def _refuse_special(path: Path) -> None:
         raise OSError(errno.EINVAL, f"{path} is {what}, not a regular file: never replaced")
 
 
+def _keep_owner_and_mode(fd: int, target: Path) -> None:
+    """Give the new file the mode (and, where allowed, the group and owner) of the file it will
+    replace: a private file (0600) must not come back readable by everyone. Its inode is new: an
+    in-place write could not be atomic, so a second hard link keeps the old contents."""
+    try:
+        old = os.stat(target)
+    except OSError:  # nothing there yet: the umask decides, as for any new file
+        return
+    if not stat.S_ISREG(old.st_mode):
+        return
+    if not hasattr(os, "fchmod"):  # Windows before Python 3.13: its files have no such mode bits
+        return
+    os.fchmod(fd, stat.S_IMODE(old.st_mode))
+    try:
+        os.fchown(fd, old.st_uid, old.st_gid)
+    except OSError:  # another user's file: the mode is kept, the owner is whoever writes
+        pass
+
+
 @contextmanager
 def atomic_open(path: str | Path) -> Iterator[BinaryIO]:
     """Open a binary handle whose bytes replace `path` only when the block ends without an error.
 
-    The temporary file is created with mode 0o666 minus the umask, like any new file, so the
-    result gets the permissions a plain write would give it. On any error (or KeyboardInterrupt)
-    the temporary file is removed and `path` is left as it was. A `path` that is a device, a
-    FIFO or a socket is an OSError, before anything is written and again before the rename.
+    The temporary file is created with mode 0o666 minus the umask, like any new file, or with the
+    mode (and group) of the file it replaces, so a private file stays private. On any error (or
+    KeyboardInterrupt) the temporary file is removed and `path` is left as it was. A `path` that
+    is a device, a FIFO or a socket is an OSError, before anything is written and again before
+    the rename.
     """
     target = Path(path)
     _refuse_special(target)
     partial = partial_path(target)
     fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
     try:
+        _keep_owner_and_mode(fd, target)
         with os.fdopen(fd, "wb") as handle:
             yield handle
             handle.flush()
@@ -177,15 +198,59 @@ def _followed(out: Path) -> Path:
     return target
 
 
+def _resolved(path: Path) -> Path:
+    """`path` resolved, or made absolute where a symlink loop stops resolving (Python raises
+    RuntimeError for one; the input that holds it says so when it is read)."""
+    try:
+        return path.resolve()
+    except (RuntimeError, OSError):
+        return Path(os.path.abspath(path))
+
+
+def _refuse_loop(out: Path) -> None:
+    """An OutputError when `out` or a folder above it is a symlink loop (the system's ELOOP):
+    it can be neither read nor written, and resolving it would raise."""
+    try:
+        os.stat(out)
+    except OSError as err:
+        if err.errno == errno.ELOOP:
+            raise OutputError("--out or a folder above it is a symlink loop", path=out,
+                              hint="give a path whose links end at a file or folder") from None
+
+
+def _is_standard_stream(out: Path) -> bool:
+    """True when `out` is the file this process's stdout or stderr writes (`/dev/stdout`, or the
+    file `> result.json` redirected it to): an atomic replace would swap the file under the shell's
+    redirection and lose what was written to it before."""
+    try:
+        found = os.stat(out)
+    except OSError:
+        return False
+    for fd in (1, 2):
+        try:
+            stream = os.fstat(fd)
+        except OSError:
+            continue
+        if (stream.st_dev, stream.st_ino) == (found.st_dev, found.st_ino):
+            return True
+    return False
+
+
 def check_out(out: Path, *, force: bool, corpus: Path, inputs: list[Path]) -> Path:
     """Refuse an `--out` path before the run, with an OutputError, when writing it would destroy
     data (an input, by identity; a file in the corpus; an existing file without `force`; a file
-    marked read-only; a device, FIFO or socket, even with `force`) or cannot succeed (a folder; a
-    missing or read-only folder; a dangling symlink). Returns the path to write: `out`, or the
+    marked read-only; a device, FIFO or socket, even with `force`; the file standard output or
+    error writes) or cannot succeed (a folder; a missing or read-only folder; a dangling symlink;
+    a symlink loop). Returns the path to write: `out`, or the
     regular file a symlink `out` names (the link is kept, its target replaced)."""
-    if any(_same_file(out, p) or out.resolve() == p.resolve() for p in inputs):
+    _refuse_loop(out)
+    if _is_standard_stream(out):
+        raise OutputError("--out is this command's own standard output or error (already open, maybe "
+                          "redirected to a file): replacing it would destroy what it holds", path=out,
+                          hint="leave out --out to print, or give a regular file name")
+    if any(_same_file(out, p) or _resolved(out) == _resolved(p) for p in inputs):
         raise OutputError("--out is one of the inputs", path=out, hint="write the result to another file")
-    if out.resolve().is_relative_to(corpus.resolve()):
+    if _resolved(out).is_relative_to(_resolved(corpus)):
         raise OutputError("--out is inside the corpus folder", path=out, hint="write the result elsewhere")
     if out.is_dir():
         raise OutputError("--out is a folder", path=out, hint="give a file name")

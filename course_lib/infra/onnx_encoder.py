@@ -32,8 +32,9 @@ import numpy as np
 from course_lib import settings
 from course_lib.infra import models
 from course_lib.infra.errors import ModelLoadError
-from course_lib.infra.files import atomic_write
+from course_lib.infra.files import atomic_write, file_sha256
 from course_lib.infra.paths import cache_dir
+from course_lib.infra.vector_cache import warn_once
 
 ENCODERS = ("torch", "onnx", "onnx-int8")  # what `encoder=` accepts; "torch" is the default everywhere
 QUANTIZATIONS = (None, "int8")
@@ -117,11 +118,42 @@ def export_onnx(model: str | None, path: Path) -> Path:
                           dynamic_axes=dynamic, opset_version=settings.ONNX_OPSET, dynamo=False)
     path.parent.mkdir(parents=True, exist_ok=True)
     atomic_write(path, buffer.getvalue())
+    record_export(path, model)
     exports["count"] += 1
     return path
 
 
-def quantize_int8(source: Path, path: Path) -> Path:
+def record_path(path: Path) -> Path:
+    """The file beside an export that records its digest: `<name>.onnx.sha256`."""
+    return path.with_name(path.name + ".sha256")
+
+
+def record_export(path: Path, model: str | None) -> None:
+    """Write the sha256 of a file just exported (or quantised) and the fingerprint of the model it
+    came from, so a later load serves only the file this library wrote for that model."""
+    atomic_write(record_path(path), f"{file_sha256(path)}  {models.model_fingerprint(model)}\n")
+
+
+def export_is_recorded(path: Path, model: str | None) -> bool:
+    """Whether `path` is the file exported for `model`: its sha256 and the model's fingerprint match
+    the record written at export. A file without a record (exported before records were kept) is
+    silently exported again; one that does not match (edited, replaced, swapped from another model)
+    says so in one warning line first. A changed file can choose every query's results, so it is
+    never loaded on trust."""
+    try:
+        recorded = record_path(path).read_text(encoding="utf-8").split()
+    except FileNotFoundError:
+        return False
+    except (OSError, UnicodeDecodeError):
+        recorded = []
+    if recorded == [file_sha256(path), models.model_fingerprint(model)]:
+        return True
+    warn_once(path, "does not match the digest recorded when it was exported (edited, replaced or "
+                    "damaged): exported again")
+    return False
+
+
+def quantize_int8(source: Path, path: Path, *, model: str | None = None) -> Path:
     """Dynamic int8 weights (no calibration data) from the float32 export, written atomically."""
     require_onnxruntime()
     from onnxruntime.quantization import QuantType, quantize_dynamic
@@ -136,20 +168,22 @@ def quantize_int8(source: Path, path: Path) -> Path:
             os.replace(partial, path)
     finally:
         root_logger.setLevel(level)
+    record_export(path, model)
     exports["count"] += 1
     return path
 
 
 def ensure_onnx(model: str | None = None, *, quantize: str | None = None,
                 root: Path | None = None) -> Path:
-    """The cached ONNX file of a model (and variant), exported (and quantised) only if absent."""
+    """The cached ONNX file of a model (and variant), exported (and quantised) only if absent or
+    not the file recorded at its export (`export_is_recorded`)."""
     path = onnx_path(model, quantize=quantize, root=root)
-    if path.exists():
+    if path.exists() and export_is_recorded(path, model):
         return path
     source = onnx_path(model, root=root)
-    if not source.exists():
+    if source == path or not (source.exists() and export_is_recorded(source, model)):
         export_onnx(model, source)
-    return quantize_int8(source, path) if quantize else source
+    return quantize_int8(source, path, model=model) if quantize else source
 
 
 @lru_cache(maxsize=8)
@@ -215,7 +249,12 @@ class OnnxEncoder:
         self.path = ensure_onnx(model, quantize=quantize, root=root)
         self.tokenizer = models.load_tokenizer(model)
         self.max_seq_length = max_seq_length(model)
-        self.session = _session(self.path, threads, self.path.stat().st_mtime_ns)
+        try:
+            self.session = _session(self.path, threads, self.path.stat().st_mtime_ns)
+        except Exception as err:  # ONNX Runtime's own error types (InvalidProtobuf, Fail, ...)
+            cause = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+            raise ModelLoadError(f"{self.path}: not a usable ONNX model ({cause}); delete it and "
+                                 f"{record_path(self.path).name} to export it again") from err
         self.name = f"onnx-{quantize or 'float32'}:{model or models.DEFAULT_EMBEDDER}"
         self._width: int | None = None
         self._special = np.array(sorted(set(self.tokenizer.all_special_ids)))

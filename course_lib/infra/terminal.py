@@ -59,8 +59,8 @@ def progress(what: str, *, after_s: float | None = None, every_s: float | None =
 
 @contextmanager
 def sigterm_as_interrupt() -> Iterator[None]:
-    """Within the block, SIGTERM raises KeyboardInterrupt like Ctrl-C: an atomic write removes
-    its `.partial` file, an `--out` lock is let go, and the command line prints its one
+    """Within the block, SIGTERM and SIGHUP raise KeyboardInterrupt like Ctrl-C: an atomic write
+    removes its `.partial` file, an `--out` lock is let go, and the command line prints its one
     "interrupted" line instead of dying silently. The previous handler is restored after; in a
     thread other than the main one (where no handler can be set) the block runs unchanged."""
     def interrupt(signum, frame) -> None:
@@ -69,11 +69,14 @@ def sigterm_as_interrupt() -> Iterator[None]:
     if threading.current_thread() is not threading.main_thread():
         yield
         return
-    previous = signal.signal(signal.SIGTERM, interrupt)
+    # SIGHUP too: a closed terminal or a dropped ssh session must not leave .partial or .lock files.
+    caught = [sig for sig in (signal.SIGTERM, getattr(signal, "SIGHUP", None)) if sig is not None]
+    previous = {sig: signal.signal(sig, interrupt) for sig in caught}
     try:
         yield
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
 
 
 class StdoutFailed(Exception):

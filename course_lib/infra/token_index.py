@@ -36,11 +36,14 @@ import numpy as np
 
 from course_lib import settings
 from course_lib.infra import models
+from course_lib.infra.vector_cache import warn_once
 from course_lib.records import Chunk, text_digest
 
 INT8_MAX = 127
 FILES = ("codes.npy", "scales.npy", "offsets.npy", "keys.json")
 PROJECTION_FILES = ("mean.npy", "projection.npy")
+# The largest scale of a unit token vector (every element at most 1), with float16's rounding.
+UNIT_SCALE_MAX = 1.01 / INT8_MAX
 
 
 class TokenVectorSource(Protocol):
@@ -148,17 +151,28 @@ class ChunkIndex:
 
     def _read_rows(self, tokens: int) -> None:
         self.offsets = np.load(self.folder / "offsets.npy", allow_pickle=False)
-        keys = json.loads((self.folder / "keys.json").read_text())
+        keys = json.loads((self.folder / "keys.json").read_text(encoding="utf-8"))
+        if not isinstance(keys, list) or not all(isinstance(key, str) for key in keys):
+            raise ValueError("keys.json is not a list of text hashes")
         self.rows = {key: i for i, key in enumerate(keys)}
-        if len(self.offsets) != len(keys) + 1 or self.offsets[-1] != tokens:
-            raise ValueError(f"{self.folder}: offsets do not match the keys and codes")
+        if (self.offsets.ndim != 1 or self.offsets.dtype.kind != "i" or len(self.offsets) != len(keys) + 1
+                or self.offsets[0] != 0 or self.offsets[-1] != tokens or (np.diff(self.offsets) < 0).any()):
+            raise ValueError("offsets.npy does not match keys.json and the codes")
 
     @classmethod
     def open(cls, folder: Path):
-        """The index in `folder`, or None when it is absent or incomplete."""
+        """The index in `folder`, or None when it is absent, incomplete or not an index as written
+        here (truncated, pickled, of the wrong shape or values: one warning line naming the folder
+        and the problem, and the caller builds it again). Nothing in it is ever unpickled."""
         if not all((Path(folder) / name).is_file() for name in cls.FILES):
             return None
-        return cls(folder)
+        try:
+            return cls(folder)
+        except (OSError, ValueError, EOFError, UnicodeDecodeError) as err:
+            # np.load raises ValueError for a pickled array (allow_pickle=False) and a truncated one.
+            warn_once(Path(folder), "is not a usable token index (truncated, pickled or edited): "
+                                    "built again", err)
+            return None
 
     def __len__(self) -> int:
         return len(self.rows)
@@ -201,9 +215,28 @@ class Int8TokenIndex(ChunkIndex):
         self.codes = np.load(self.folder / "codes.npy", mmap_mode="r", allow_pickle=False)
         self.scales = np.load(self.folder / "scales.npy", mmap_mode="r", allow_pickle=False)
         projected = all((self.folder / name).is_file() for name in PROJECTION_FILES)
-        self.mean = np.load(self.folder / "mean.npy") if projected else None
-        self.projection = np.load(self.folder / "projection.npy") if projected else None
+        self.mean = np.load(self.folder / "mean.npy", allow_pickle=False) if projected else None
+        self.projection = np.load(self.folder / "projection.npy", allow_pickle=False) if projected else None
+        self._check_arrays()
         self._read_rows(len(self.codes))
+
+    def _check_arrays(self) -> None:
+        """Raise ValueError unless the arrays have the dtypes and shapes `build` writes, and, without
+        a projection, scales no unit token vector can have (every element of one is at most 1, so
+        its scale at most 1/127): a token scaled up to outweigh the others is refused, not ranked."""
+        if self.codes.dtype != np.int8 or self.codes.ndim != 2 or self.scales.dtype != np.float32 \
+                or self.scales.shape != (len(self.codes),):
+            raise ValueError("codes.npy or scales.npy is not what the index writes")
+        scales = np.asarray(self.scales)
+        if not np.isfinite(scales).all() or (scales < 0).any():
+            raise ValueError("scales.npy holds negative or non-finite scales")
+        long = np.flatnonzero(scales > UNIT_SCALE_MAX)  # an all-zero row's scale is 1 (see `quantize`)
+        if self.projection is None and ((scales[long] != 1.0).any() or np.asarray(self.codes[long]).any()):
+            raise ValueError("scales.npy holds tokens longer than a unit vector")
+        if self.projection is not None and (
+                self.projection.ndim != 2 or self.projection.shape[1] != self.codes.shape[1]
+                or self.mean.shape != (self.projection.shape[0],)):
+            raise ValueError("mean.npy or projection.npy does not fit the codes")
 
     @classmethod
     def build(cls, folder: Path, keys: Sequence[str], arrays: Sequence[np.ndarray], *,

@@ -41,9 +41,19 @@ log = logging.getLogger("course_lib.cache")
 SETTINGS = {"eviction_policy": "none", "size_limit": 2**62, "cull_limit": 0}
 # What a disk can throw at a store: the OS, SQLite, and diskcache's lock timeout.
 DISK_ERRORS = (OSError, sqlite3.Error, diskcache.Timeout)
+# A unit row stored as float16 is off by well under 1% in squared length; a planted one by far more.
+UNIT_ROW_TOLERANCE = 0.01
 NOT_RAW = "holds values that are not raw vectors (pickled?): ignored, computed again"
 _warned: set[tuple[str, str]] = set()
+_silenced: set[Path] = set()
 _open_stores: weakref.WeakSet = weakref.WeakSet()
+
+
+def silence_under(root: Path, what: str) -> None:
+    """Say `what` about `root` once, then nothing about any folder under it: a cache root that
+    cannot hold folders (a file) is one line, not one per store that fails under it."""
+    warn_once(root, what)
+    _silenced.add(Path(root))
 
 
 def warn_once(folder: Path, what: str, err: BaseException | None = None) -> None:
@@ -52,7 +62,7 @@ def warn_once(folder: Path, what: str, err: BaseException | None = None) -> None
     The cause is named in the line; its traceback is added when the `course_lib` logger is at
     DEBUG (the command line's `--debug`), so the original error stays reachable.
     """
-    if (str(folder), what) in _warned:
+    if (str(folder), what) in _warned or any(Path(folder).is_relative_to(root) for root in _silenced):
         return
     _warned.add((str(folder), what))
     cause = f" ({type(err).__name__}: {err})" if err is not None else ""
@@ -156,6 +166,12 @@ class _ReadOnlyCache:
         return sum(p.stat().st_size for p in self.folder.rglob("*") if p.is_file())
 
 
+def _damaged(err: BaseException) -> bool:
+    """Whether SQLite refused the database itself ("file is not a database", "malformed"), not
+    the folder's permissions or a lock (OperationalError)."""
+    return isinstance(err, sqlite3.DatabaseError) and not isinstance(err, sqlite3.OperationalError)
+
+
 class VectorStore:
     """Arrays of one dtype keyed by string, in a folder several processes may share.
 
@@ -177,19 +193,45 @@ class VectorStore:
             self._open_read_only(err)  # read what can be read, else compute without caching
 
     def _open_read_only(self, err: BaseException) -> None:
+        if not self.folder.is_dir():
+            self._cache = None
+            warn_once(self.folder, "cannot be created: computing without caching", err)
+            return
+        if _damaged(err) and os.access(self.folder, os.W_OK) and self._rebuild(err):
+            return
         try:
             self._cache = _ReadOnlyCache(self.folder)
             self.readable = True
             warn_once(self.folder, "is read-only: reading it, but new vectors are not stored", err)
         except DISK_ERRORS:
             self._cache = None
-            warn_once(self.folder, "is unusable (delete it to rebuild): computing without caching",
-                       err)
+            writable = os.access(self.folder, os.W_OK)
+            warn_once(self.folder, "is damaged and cannot be rebuilt: computing without caching" if writable
+                      else "cannot be read or written: computing without caching", err)
 
-    def get(self, key: str, *, width: int | None = None, rows: int | None = None) -> np.ndarray | None:
+    def _rebuild(self, err: BaseException) -> bool:
+        """Set a damaged database aside (`cache.db.damaged`, for whoever wants to look) and start an
+        empty store in its place, so the next run reads and writes it instead of warning again.
+        Value files the old database named are left: `make clean-cache` removes them."""
+        try:
+            for name in ("cache.db", "cache.db-wal", "cache.db-shm"):
+                if (self.folder / name).exists():
+                    os.replace(self.folder / name, self.folder / f"{name}.damaged")
+            self._cache = diskcache.Cache(str(self.folder), disk=RawBytesDisk, **SETTINGS)
+        except Exception:  # noqa: BLE001 - the folder misbehaves further: fall back to reading it
+            return False
+        self.readable = self.writable = True
+        _open_stores.add(self)
+        warn_once(self.folder, "held a damaged database (set aside as cache.db.damaged): rebuilt, "
+                               "its vectors computed again", err)
+        return True
+
+    def get(self, key: str, *, width: int | None = None, rows: int | None = None,
+            unit_rows: bool = False) -> np.ndarray | None:
         """The stored array as rows of `width` (one row if no width), or None: absent, unreadable,
-        or not usable (a size that is not `rows` rows of `width`, a NaN or infinity: one warning
-        line per folder and problem)."""
+        or not usable (a size that is not `rows` rows of `width`, a NaN or infinity, or with
+        `unit_rows` a row that is not a unit vector, as a token scaled up to outweigh the others
+        would be: one warning line per folder and problem)."""
         if not self.readable:
             return None
         try:
@@ -211,7 +253,13 @@ class VectorStore:
             warn_once(self.folder, "holds vectors that are not finite (NaN or infinity): ignored, "
                                    "computed again")
             return None
-        return flat.reshape(-1, width) if width else flat[None]
+        found = flat.reshape(-1, width) if width else flat[None]
+        if unit_rows and len(found):
+            lengths = np.einsum("ij,ij->i", found.astype(np.float32), found.astype(np.float32))
+            if np.abs(lengths - 1.0).max() > UNIT_ROW_TOLERANCE:
+                warn_once(self.folder, "holds vectors that are not unit length: ignored, computed again")
+                return None
+        return found
 
     def put_many(self, keys: Sequence[str], arrays: Sequence[np.ndarray]) -> None:
         """Store each array (cast to the store's dtype) under its key, all in one transaction."""
