@@ -13,7 +13,8 @@ import sys
 import pytest
 from bs4 import BeautifulSoup
 
-from course_lib.core.boilerplate import FURNITURE_RULES, REPEATED, Removed, heading_names_furniture
+from course_lib.core.boilerplate import FURNITURE_RULES, REPEATED, Removed
+from course_lib.core.furniture_headings import heading_names_furniture
 from course_lib.core.main_content import LANDMARKS, Measure, choose_main, measure
 from course_lib.core.parse import ParsedPage, parse_page
 
