@@ -24,6 +24,7 @@ RULE_MAX_PAGE_SHARE = 0.9  # lesson 03: a furniture rule that would remove more 
 LINK_DENSE_SHARE = 0.6  # lesson 03: a list or block whose text is mostly links ...
 LINK_DENSE_MAX_CHARS = 30  # ... of at most this many characters each on average is a menu
 LONE_LINK_MAX_CHARS = 30  # lesson 03: a block that is one link this short is a button ("Back to blog")
+CALL_TO_ACTION_MAX_CHARS = 250  # lesson 03: a box this short around a form or button is a call to action
 PROSE_MAX_LINK_SHARE = 0.5  # lesson 03: text is prose (it ends a furniture section) below this link share
 PARSER_FAILURE_MAX_SHARE = 0.10  # a run where parser exceptions hit more pages than this is an error
 PARSER_FAILURE_MIN_PAGES = 3  # ... and at least this many pages

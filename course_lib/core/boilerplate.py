@@ -72,7 +72,11 @@ _PROTECTED = ("h1", "main")  # furniture never holds the page's title or main la
 # main text (React's streamed `<div hidden id="S:2">`, a `<noscript>` article) is shown by a script.
 _ANY_SIZE = frozenset(("dialogs", "cookie notices", "sphinx furniture", "search"))
 FURNITURE_RULES = (*STRUCTURE_RULES, "inline hidden", "furniture words", "link-dense", "furniture headings",
-                   "lone links")
+                   "lone links", "calls to action")
+# A call to action is a small box around a form or a button ("Get the free eBook!" over a sign-up
+# form): once the form or button goes, its pitch and heading stay behind unless the box goes too.
+_ACTION_WORDS = frozenset(("btn", "button", "cta"))  # a link dressed as a button
+_ACTION_BOXES = frozenset(("div", "section", "aside", "p", "li"))
 _ITEM_TAGS = ("li", "td", "th", "dd", "dt")
 # A link to an API name or a docutils cross-reference ("See also: String Methods") is content.
 _CROSS_REFERENCE = soupsieve.compile("a:has(code), a.reference")
@@ -198,7 +202,11 @@ class _Rules:
         self.headings: list[Tag] = []
         self.holds_protected: set[int] = set()
         self.holds_code: set[int] = set()
+        self.actions: Counter = Counter()  # element -> forms and buttons under it, not nested
+        actions = "calls to action" in names
         for tag in root.find_all(True):
+            if actions and _is_action(tag):
+                self.count_action(tag)
             if tag.name in HEADING_TAGS:
                 self.headings.append(tag)
             held = (self.holds_protected if tag.name in _PROTECTED else
@@ -224,7 +232,33 @@ class _Rules:
         return (m is not None and m.paragraphs < PROSE_PARAGRAPHS and self.bounded(tag)
                 and id(tag) not in self.holds_code)
 
-    def rule_of(self, tag: Tag, *, in_landmark: bool = False) -> str | None:
+    def count_action(self, action: Tag) -> None:
+        """Count a form or button in every element above it, unless it sits in one already counted
+        (a form's own button is one action, not two). Actions are few: depth times their number."""
+        above = list(action.parents)
+        if any(self.actions.get(id(a)) == -1 for a in above):
+            return
+        self.actions[id(action)] = -1  # marks an action itself
+        for a in above:
+            self.actions[id(a)] += 1
+
+    def is_call_to_action(self, tag: Tag, *, in_item: bool) -> bool:
+        """A small box (`settings.CALL_TO_ACTION_MAX_CHARS`, at most one paragraph) around one form or
+        button, that is not one of a row of like items (a product tile's "Add to cart")."""
+        m = self.sizes.get(id(tag))
+        return (not in_item and self.actions.get(id(tag)) == 1 and tag.name in _ACTION_BOXES
+                and m is not None and m.chars <= settings.CALL_TO_ACTION_MAX_CHARS and m.paragraphs <= 1
+                and self.small(tag) and not self.repeated_item(tag))
+
+    def repeated_item(self, tag: Tag) -> bool:
+        """A sibling of the same tag and classes also holds a form or a button: a tile in a grid."""
+        if not self.actions.get(id(tag)) or tag.parent is None:
+            return False
+        shape = (tag.name, tag.get("class"))
+        return any(s is not tag and isinstance(s, Tag) and (s.name, s.get("class")) == shape
+                   and self.actions.get(id(s)) for s in tag.parent.contents)
+
+    def rule_of(self, tag: Tag, *, in_landmark: bool = False, in_item: bool = False) -> str | None:
         """The name of the first rule in force that matches `tag`, or None. Inside a landmark of
         the main text (`in_landmark`) a link-dense list is content: a list of API references."""
         hay = None
@@ -255,21 +289,31 @@ class _Rules:
                     and tag.find_parent(_ITEM_TAGS) is None  # in a list or a table, a link is an item
                     and not _CROSS_REFERENCE.match(tag.find("a", href=True) or tag)):
                 return "lone links"
+        if "calls to action" in self.names and self.is_call_to_action(tag, in_item=in_item):
+            return "calls to action"
         return None
 
     def matches(self, root: Tag) -> dict[str, list[Tag]]:
-        """The outermost elements under `root` each rule matches, in document order."""
+        """The outermost elements under `root` each rule matches, in document order. Below a tile
+        of a grid (`repeated_item`) nothing is a call to action: the tile's button is its own."""
         found: dict[str, list[Tag]] = {}
-        stack = [(c, False) for c in reversed(root.contents) if isinstance(c, Tag)]
+        stack = [(c, False, False) for c in reversed(root.contents) if isinstance(c, Tag)]
         while stack:
-            tag, in_landmark = stack.pop()
-            name = self.rule_of(tag, in_landmark=in_landmark)
+            tag, in_landmark, in_item = stack.pop()
+            name = self.rule_of(tag, in_landmark=in_landmark, in_item=in_item)
             if name is not None:
                 found.setdefault(name, []).append(tag)
             else:
                 inside = in_landmark or tag.name in ("main", "article") or tag.get("role") == "main"
-                stack.extend((c, inside) for c in reversed(tag.contents) if isinstance(c, Tag))
+                item = in_item or self.repeated_item(tag)
+                stack.extend((c, inside, item) for c in reversed(tag.contents) if isinstance(c, Tag))
         return found
+
+
+def _is_action(tag: Tag) -> bool:
+    """A form, a button, or a link dressed as one (`class="btn"`, `role="button"`)."""
+    return (tag.name in ("form", "button") or tag.get("role") == "button"
+            or (tag.name == "a" and "class" in tag.attrs and not _words(tag).isdisjoint(_ACTION_WORDS)))
 
 
 def _hay(tag: Tag) -> str:
