@@ -407,13 +407,16 @@ def test_measure_counts_text_links_and_paragraphs():
 # ----------------------------------------------------------------------------- 7. headings that name furniture
 
 @pytest.mark.parametrize("heading", ["Related posts", "You may also like", "109 Comments", "Leave a Reply",
-                                     "Subscribe to our newsletter", "More from Top Gear", "Share this:"])
+                                     "Subscribe to our newsletter", "More from Top Gear", "Share this:",
+                                     "Related tools and resources", "Contact us for a quote", "Get in touch",
+                                     "Sign in to comment", "Create a free account", "Join our community"])
 def test_a_furniture_heading_names_furniture(heading):
     assert heading_names_furniture(BeautifulSoup(f"<h2>{heading}</h2>", "lxml").h2)
 
 
 @pytest.mark.parametrize("heading", ["More on Lists", "Other built-in types", "Comments", "Recommended dependencies",
-                                     "Reading and writing files", "2.1.3. Comments", "Related work in this paper"])
+                                     "Reading and writing files", "2.1.3. Comments", "Related work in this paper",
+                                     "Contacts", "Signing in with OAuth", "Log in and log out", "Joining tables"])
 def test_documentation_headings_do_not_name_furniture(heading):
     assert not heading_names_furniture(BeautifulSoup(f"<h2>{heading}</h2>", "lxml").h2)
 

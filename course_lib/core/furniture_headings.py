@@ -21,7 +21,7 @@ PROSE_PARAGRAPHS = 3  # three paragraphs of prose (not mostly links) are never f
 # "109 Comments", "Subscribe to our newsletter"). Not "More on ...", "Other ..." or "Comments" alone:
 # documentation has sections called that.
 FURNITURE_HEADING = re.compile(r"""(?x)^(?:
-    related(?:\ (?:articles?|posts?|products?|stories|content|reading|resources|topics|links|guides|items))?
+    related(?:\ (?!work\b)\S.*)?  # "Related tools and resources"; not a paper's "Related work"
   | (?:you|customers\ who\ viewed\ this)\ (?:may|might|will)\ also\ (?:like|enjoy|be\ interested\ in)
   | more\ (?:from|by|like\ this|stories|articles|posts|news|to\ explore)\b.*
   | other\ (?:interesting\ )?(?:articles|posts|stories)
@@ -30,11 +30,14 @@ FURNITURE_HEADING = re.compile(r"""(?x)^(?:
   | latest | trending(?:\ now)? | most\ popular | popular | up\ next
   | (?:leave|post|add|write)\ a\ (?:reply|comment|review)
   | \d+\ (?:comments?|responses|replies) | comments\ \(\d+\)
-  | discussion\ about\ this\ post | join\ the\ (?:conversation|discussion) | what\ do\ you\ think
+  | discussion\ about\ this\ post | what\ do\ you\ think
   | share(?:\ (?:this|on|with)\b.*)? | follow\ us\b.* | subscribe\b.* | sign\ up\b.* | newsletter
   | read\ (?:more|next)\b.* | continue\ reading | keep\ (?:reading|exploring)\b.* | ready\ for\ more
   | recommended(?:\ (?:for\ you|articles|reading|posts|products|stories))?
   | (?:previous|next)\ (?:post|article|story)
+  | contact\ us\b.* | get\ in\ touch\b.* | (?:sign|log)\ in(?:\ (?:to|or)\ .*)?
+  | create\ an?\ (?:free\ )?account\b.*
+  | join\ (?:the|our)\ (?:conversation|discussion|community|newsletter|mailing\ list)\b.*
 )$""")
 _HEADING_EDGES = " \t\n:?!.…»›→"
 
