@@ -2,6 +2,7 @@
 
     python benchmarks/bench_extraction.py DATA [--half even|odd] [--kinds article,forum] [--limit N]
                                                [--course-options JSON] [--save PREDICTIONS.json]
+                                               [--reuse-trafilatura PREDICTIONS.json]
 
 DATA is a folder laid out like `../shared/wcxb-dev/` (WCXB's development split: `dev/html/NNNN.html.gz`,
 `dev/ground-truth/NNNN.json`, `metadata.json`, `evaluate.py`). Every page goes through the course's
@@ -16,6 +17,9 @@ milliseconds per page, each as a ratio to trafilatura's figure measured in the s
 
 `--half even` keeps the pages with an even number, `--half odd` the others: rules were developed on
 the even half and checked on the odd half, so a rule fitted to single pages would show there.
+`--reuse-trafilatura` takes trafilatura's texts from an earlier `--save` instead of extracting
+again (its output does not change with the course's rules): quicker while developing, but then
+the time ratio is not printed, since it is only fair when both ran in the same run on the same load.
 """
 from __future__ import annotations
 
@@ -66,6 +70,19 @@ def run_trafilatura(pages: list[WebPage]) -> tuple[dict[str, str], list[float]]:
         out[page.id] = trafilatura.extract(page.html) or ""
         times.append((time.perf_counter() - start) * 1000)
     return out, times
+
+
+def reused_trafilatura(path: Path, pages: list[WebPage]) -> tuple[dict[str, str], list[float]]:
+    """trafilatura's texts saved by an earlier `--save`, for every page selected; no times."""
+    try:
+        saved = json.loads(path.read_text(encoding="utf-8"))["trafilatura"]
+    except (OSError, ValueError, KeyError, TypeError) as err:
+        raise SystemExit(f"{path}: not a --save file with trafilatura's texts ({err})") from None
+    missing = [page.id for page in pages if page.id not in saved]
+    if missing:
+        raise SystemExit(f"{path}: no trafilatura text for {len(missing)} selected page(s), "
+                         f"e.g. {missing[0]}")
+    return {page.id: saved[page.id] for page in pages}, []
 
 
 def run_course(pages: list[WebPage], options: dict, *, min_pages: int, max_share: float,
@@ -138,6 +155,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--max-share", type=float, default=settings.BOILERPLATE_MAX_PAGE_SHARE,
                         help="frequency: ... and on more than this share of them")
     parser.add_argument("--save", type=Path, help="write both systems' texts and per-page scores here")
+    parser.add_argument("--reuse-trafilatura", type=Path, metavar="PREDICTIONS.json",
+                        help="trafilatura's texts from an earlier --save (no time ratio then)")
     args = parser.parse_args(argv)
     evaluate = load_evaluate(args.data)
     options = json.loads(args.course_options)
@@ -149,7 +168,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{len(pages)} pages from {args.data} ({args.half or 'both'} half); load {os.getloadavg()[0]:.2f} "
           f"on {os.cpu_count()} cores; parse_page options {options}, frequency on >= {args.min_pages} pages "
           f"and > {args.max_share:.0%} of a site's pages")
-    traf_texts, traf_times = run_trafilatura(pages)
+    traf_texts, traf_times = (reused_trafilatura(args.reuse_trafilatura, pages) if args.reuse_trafilatura
+                              else run_trafilatura(pages))
     course_texts, course_times, held = run_course(pages, options, min_pages=args.min_pages,
                                                   max_share=args.max_share)
     course, traf = score(evaluate, pages, course_texts, parts), score(evaluate, pages, traf_texts, parts)
@@ -161,9 +181,15 @@ def main(argv: list[str] | None = None) -> int:
             rules[name] += 1
     print(f"pages where a rule was held back (it would have emptied the page): {len(held_pages)}"
           + (f" ({', '.join(f'{r} {n}' for r, n in sorted(rules.items()))})" if rules else ""))
-    mc, mt = statistics.median(course_times), statistics.median(traf_times)
-    print(f"median ms per page: course {mc:.1f}, trafilatura {mt:.1f} (ratio {mc / mt:.2f}); "
-          f"load {os.getloadavg()[0]:.2f}")
+    mc = statistics.median(course_times)
+    if traf_times:
+        mt = statistics.median(traf_times)
+        print(f"median ms per page: course {mc:.1f}, trafilatura {mt:.1f} (ratio {mc / mt:.2f}); "
+              f"load {os.getloadavg()[0]:.2f}")
+    else:
+        print(f"median ms per page: course {mc:.1f}; trafilatura's texts reused from "
+              f"{args.reuse_trafilatura}, so no time ratio (only printed when both ran in the same run); "
+              f"load {os.getloadavg()[0]:.2f}")
     if args.save:
         saved = {"course": course_texts, "trafilatura": traf_texts,
                  "scores": {"course": course, "trafilatura": traf}}

@@ -13,7 +13,8 @@ import sys
 import pytest
 from bs4 import BeautifulSoup
 
-from course_lib.core.boilerplate import FURNITURE_RULES, REPEATED, Removed, heading_names_furniture
+from course_lib.core.boilerplate import FURNITURE_RULES, REPEATED, Removed
+from course_lib.core.furniture_headings import heading_names_furniture
 from course_lib.core.main_content import LANDMARKS, Measure, choose_main, measure
 from course_lib.core.parse import ParsedPage, parse_page
 
@@ -201,6 +202,9 @@ RULE_CASES = [
     ("furniture headings", "<div class='x'><h3>Related posts:</h3><ul><li>Another story here</li></ul></div>",
      [("heading", "Related posts:"), ("list_item", "- Another story here")]),
     ("lone links", "<p><a href='/blog'>Back to blog</a></p>", [("text", "Back to blog")]),
+    ("calls to action", "<div class='box'><h3>Get the guide</h3><p>All our tips in one place.</p>"
+     "<a role='button' href='/guide'>Download it</a></div>",
+     [("heading", "Get the guide"), ("text", "All our tips in one place."), ("text", "Download it")]),
 ]
 
 
@@ -403,13 +407,16 @@ def test_measure_counts_text_links_and_paragraphs():
 # ----------------------------------------------------------------------------- 7. headings that name furniture
 
 @pytest.mark.parametrize("heading", ["Related posts", "You may also like", "109 Comments", "Leave a Reply",
-                                     "Subscribe to our newsletter", "More from Top Gear", "Share this:"])
+                                     "Subscribe to our newsletter", "More from Top Gear", "Share this:",
+                                     "Related tools and resources", "Contact us for a quote", "Get in touch",
+                                     "Sign in to comment", "Create a free account", "Join our community"])
 def test_a_furniture_heading_names_furniture(heading):
     assert heading_names_furniture(BeautifulSoup(f"<h2>{heading}</h2>", "lxml").h2)
 
 
 @pytest.mark.parametrize("heading", ["More on Lists", "Other built-in types", "Comments", "Recommended dependencies",
-                                     "Reading and writing files", "2.1.3. Comments", "Related work in this paper"])
+                                     "Reading and writing files", "2.1.3. Comments", "Related work in this paper",
+                                     "Contacts", "Signing in with OAuth", "Log in and log out", "Joining tables"])
 def test_documentation_headings_do_not_name_furniture(heading):
     assert not heading_names_furniture(BeautifulSoup(f"<h2>{heading}</h2>", "lxml").h2)
 
@@ -476,6 +483,35 @@ def test_a_lone_link_that_is_an_item_or_a_reference_is_content(html):
     parsed = parse_page(story_page(html))
     assert "lone links" not in parsed.furniture.counts
     assert len(parsed.blocks) == 4
+
+
+def test_a_call_to_action_takes_the_pitch_left_beside_its_form():
+    box = ("<div class='box'><h3>Get the guide</h3><p>All our tips in one place.</p>"
+           "<form action='/s'><button>Send</button></form></div>")
+    assert kinds_texts(parse_page(story_page(box))) == STORY
+    kept = parse_page(story_page(box), skip_rules=("calls to action",))
+    assert kinds_texts(kept) == [*STORY, ("heading", "Get the guide"), ("text", "All our tips in one place.")]
+    assert dict(kept.furniture.counts) == {"forms and buttons": 1}
+
+
+def tiles(n: int) -> str:
+    return "<div class='grid'>" + "".join(
+        f"<div class='tile'><div class='card'><h3>Lamp {i}</h3><p>$1{i}</p>"
+        f"<a role='button' href='/cart?{i}'>Add to cart</a></div></div>" for i in range(n)) + "</div>"
+
+
+def test_tiles_of_a_grid_each_with_a_button_are_not_calls_to_action():
+    parsed = parse_page(story_page(tiles(3)))
+    assert "calls to action" not in parsed.furniture.counts
+    assert [t for k, t in kinds_texts(parsed) if k == "heading"] == ["Story", "Lamp 0", "Lamp 1", "Lamp 2"]
+
+
+@pytest.mark.parametrize("box", [
+    f"<div class='box'><p>{P3}</p><p>{P1}</p><a role='button' href='/g'>Download it</a></div>",  # prose
+    "<div class='box'><h3>Get it</h3><p>" + "Long pitch. " * 25 + "</p><form><button>Go</button></form></div>",
+])
+def test_a_box_with_prose_or_a_long_text_beside_its_button_is_not_a_call_to_action(box):
+    assert "calls to action" not in parse_page(story_page(box)).furniture.counts
 
 
 def test_a_fast_landmark_scan_agrees_with_css_select():

@@ -4,8 +4,9 @@ The rules (`FURNITURE_RULES`, switchable one at a time with `parse_blocks(skip_r
 HTML5 and ARIA landmarks of furniture (nav, header, footer, aside), hidden elements, dialogs, forms
 and buttons, cookie notices, Sphinx's own furniture, class and id names that say "menu" or "share"
 as whole words, link-dense lists, the section a heading such as "Related posts" or "109 Comments"
-opens, and a lone short link standing as a block ("Back to blog"). `remove_furniture` counts what
-each removes. No rule removes the main text: an element that holds the page's `<h1>`, its `<main>`,
+opens (`furniture_headings`), and a lone short link standing as a block ("Back to blog").
+`remove_furniture` counts what each removes. No rule removes the main text: an element that holds
+the page's `<h1>`, its `<main>`,
 the main text as `main_content.choose_main` finds it before anything is removed, or half the page's
 text is kept (bar dialogs, cookie notices, search boxes and Sphinx's furniture, never the main
 text); a rule that would take nearly all of a page's text (`settings.RULE_MAX_PAGE_SHARE`) is held
@@ -24,7 +25,8 @@ import soupsieve
 from bs4.element import Tag
 
 from course_lib import settings
-from course_lib.core.html_parts import HEADING_TAGS, collapse, is_text, text_of
+from course_lib.core.furniture_headings import PROSE_PARAGRAPHS, headed_sections
+from course_lib.core.html_parts import HEADING_TAGS, collapse, text_of
 from course_lib.core.main_content import Measure, choose_main, describe, measure
 
 # docutils >= 0.18 writes footnotes, "Abstract" topics and sidebars as <aside>: those are content.
@@ -65,34 +67,16 @@ _WORD = re.compile(r"[a-z0-9]+")
 _LINK_LIST_TAGS = frozenset(("ul", "ol", "div", "section", "table"))  # not <p>: prose may be all links
 _ANCHOR_TAGS = frozenset("section dt dd li span a h1 h2 h3 h4 h5 h6".split())
 _PROTECTED = ("h1", "main")  # furniture never holds the page's title or main landmark ...
-_PROSE_PARAGRAPHS = 3  # ... nor three paragraphs of prose
 # Rules that hold whatever they match, however much prose or text: a dialog, a cookie notice, a search
 # box and Sphinx's furniture are never the main text. Not "hidden": a hidden element that holds the
 # main text (React's streamed `<div hidden id="S:2">`, a `<noscript>` article) is shown by a script.
 _ANY_SIZE = frozenset(("dialogs", "cookie notices", "sphinx furniture", "search"))
-# Headings that name furniture, matched against the whole heading text: the section they open is
-# a list of other pages, a comment thread or a sign-up box ("Related posts", "You may also like",
-# "109 Comments", "Subscribe to our newsletter"). Not "More on ...", "Other ..." or "Comments" alone:
-# documentation has sections called that.
-FURNITURE_HEADING = re.compile(r"""(?x)^(?:
-    related(?:\ (?:articles?|posts?|products?|stories|content|reading|resources|topics|links|guides|items))?
-  | (?:you|customers\ who\ viewed\ this)\ (?:may|might|will)\ also\ (?:like|enjoy|be\ interested\ in)
-  | more\ (?:from|by|like\ this|stories|articles|posts|news|to\ explore)\b.*
-  | other\ (?:interesting\ )?(?:articles|posts|stories)
-  | (?:recent|latest|popular|trending|top|featured|most\ read)
-    \ (?:posts?|articles?|news|stories|topics|reads)\b.*
-  | latest | trending(?:\ now)? | most\ popular | popular | up\ next
-  | (?:leave|post|add|write)\ a\ (?:reply|comment|review)
-  | \d+\ (?:comments?|responses|replies) | comments\ \(\d+\)
-  | discussion\ about\ this\ post | join\ the\ (?:conversation|discussion) | what\ do\ you\ think
-  | share(?:\ (?:this|on|with)\b.*)? | follow\ us\b.* | subscribe\b.* | sign\ up\b.* | newsletter
-  | read\ (?:more|next)\b.* | continue\ reading | keep\ (?:reading|exploring)\b.* | ready\ for\ more
-  | recommended(?:\ (?:for\ you|articles|reading|posts|products|stories))?
-  | (?:previous|next)\ (?:post|article|story)
-)$""")
-_HEADING_EDGES = " \t\n:?!.…»›→"
 FURNITURE_RULES = (*STRUCTURE_RULES, "inline hidden", "furniture words", "link-dense", "furniture headings",
-                   "lone links")
+                   "lone links", "calls to action")
+# A call to action is a small box around a form or a button ("Get the free eBook!" over a sign-up
+# form): once the form or button goes, its pitch and heading stay behind unless the box goes too.
+_ACTION_WORDS = frozenset(("btn", "button", "cta"))  # a link dressed as a button
+_ACTION_BOXES = frozenset(("div", "section", "aside", "p", "li"))
 _ITEM_TAGS = ("li", "td", "th", "dd", "dt")
 # A link to an API name or a docutils cross-reference ("See also: String Methods") is content.
 _CROSS_REFERENCE = soupsieve.compile("a:has(code), a.reference")
@@ -218,7 +202,11 @@ class _Rules:
         self.headings: list[Tag] = []
         self.holds_protected: set[int] = set()
         self.holds_code: set[int] = set()
+        self.actions: Counter = Counter()  # element -> forms and buttons under it, not nested
+        actions = "calls to action" in names
         for tag in root.find_all(True):
+            if actions and _is_action(tag):
+                self.count_action(tag)
             if tag.name in HEADING_TAGS:
                 self.headings.append(tag)
             held = (self.holds_protected if tag.name in _PROTECTED else
@@ -227,7 +215,7 @@ class _Rules:
                 if id(above) in held:  # and so are all above it: linear however deep the page
                     break
                 held.add(id(above))
-        self.headed = _headed_sections(root, self) if "furniture headings" in names else set()
+        self.headed = headed_sections(root, self) if "furniture headings" in names else set()
 
     def bounded(self, tag: Tag) -> bool:
         """The element is not the page: it holds neither the page's title, nor its main landmark,
@@ -241,10 +229,36 @@ class _Rules:
         `bounded`, holding fewer than three paragraphs of prose, and no code (a docs card's
         footer holds `pip install pandas`)."""
         m = self.sizes.get(id(tag))
-        return (m is not None and m.paragraphs < _PROSE_PARAGRAPHS and self.bounded(tag)
+        return (m is not None and m.paragraphs < PROSE_PARAGRAPHS and self.bounded(tag)
                 and id(tag) not in self.holds_code)
 
-    def rule_of(self, tag: Tag, *, in_landmark: bool = False) -> str | None:
+    def count_action(self, action: Tag) -> None:
+        """Count a form or button in every element above it, unless it sits in one already counted
+        (a form's own button is one action, not two). Actions are few: depth times their number."""
+        above = list(action.parents)
+        if any(self.actions.get(id(a)) == -1 for a in above):
+            return
+        self.actions[id(action)] = -1  # marks an action itself
+        for a in above:
+            self.actions[id(a)] += 1
+
+    def is_call_to_action(self, tag: Tag, *, in_item: bool) -> bool:
+        """A small box (`settings.CALL_TO_ACTION_MAX_CHARS`, at most one paragraph) around one form or
+        button, that is not one of a row of like items (a product tile's "Add to cart")."""
+        m = self.sizes.get(id(tag))
+        return (not in_item and self.actions.get(id(tag)) == 1 and tag.name in _ACTION_BOXES
+                and m is not None and m.chars <= settings.CALL_TO_ACTION_MAX_CHARS and m.paragraphs <= 1
+                and self.small(tag) and not self.repeated_item(tag))
+
+    def repeated_item(self, tag: Tag) -> bool:
+        """A sibling of the same tag and classes also holds a form or a button: a tile in a grid."""
+        if not self.actions.get(id(tag)) or tag.parent is None:
+            return False
+        shape = (tag.name, tag.get("class"))
+        return any(s is not tag and isinstance(s, Tag) and (s.name, s.get("class")) == shape
+                   and self.actions.get(id(s)) for s in tag.parent.contents)
+
+    def rule_of(self, tag: Tag, *, in_landmark: bool = False, in_item: bool = False) -> str | None:
         """The name of the first rule in force that matches `tag`, or None. Inside a landmark of
         the main text (`in_landmark`) a link-dense list is content: a list of API references."""
         hay = None
@@ -275,77 +289,31 @@ class _Rules:
                     and tag.find_parent(_ITEM_TAGS) is None  # in a list or a table, a link is an item
                     and not _CROSS_REFERENCE.match(tag.find("a", href=True) or tag)):
                 return "lone links"
+        if "calls to action" in self.names and self.is_call_to_action(tag, in_item=in_item):
+            return "calls to action"
         return None
 
     def matches(self, root: Tag) -> dict[str, list[Tag]]:
-        """The outermost elements under `root` each rule matches, in document order."""
+        """The outermost elements under `root` each rule matches, in document order. Below a tile
+        of a grid (`repeated_item`) nothing is a call to action: the tile's button is its own."""
         found: dict[str, list[Tag]] = {}
-        stack = [(c, False) for c in reversed(root.contents) if isinstance(c, Tag)]
+        stack = [(c, False, False) for c in reversed(root.contents) if isinstance(c, Tag)]
         while stack:
-            tag, in_landmark = stack.pop()
-            name = self.rule_of(tag, in_landmark=in_landmark)
+            tag, in_landmark, in_item = stack.pop()
+            name = self.rule_of(tag, in_landmark=in_landmark, in_item=in_item)
             if name is not None:
                 found.setdefault(name, []).append(tag)
             else:
                 inside = in_landmark or tag.name in ("main", "article") or tag.get("role") == "main"
-                stack.extend((c, inside) for c in reversed(tag.contents) if isinstance(c, Tag))
+                item = in_item or self.repeated_item(tag)
+                stack.extend((c, inside, item) for c in reversed(tag.contents) if isinstance(c, Tag))
         return found
 
 
-def heading_names_furniture(heading: Tag) -> bool:
-    """The heading's whole text is one of `FURNITURE_HEADING`'s phrases ("Related posts:")."""
-    words = collapse(heading.get_text(" ")).casefold().strip(_HEADING_EDGES)
-    return bool(words) and FURNITURE_HEADING.match(words) is not None
-
-
-def _rank(tag: Tag) -> int:
-    return int(tag.name[1])
-
-
-def _headed_sections(root: Tag, rules: _Rules) -> set[int]:
-    """The elements that a furniture heading opens, by `id`: climbing from the heading, each
-    element that starts with it, holds no other heading of its rank or higher and adds no prose of
-    its own (a sidebar's "Popular posts" box, not the column that also holds the post); where the
-    heading stands among its siblings, the siblings up to the next such heading or paragraph of
-    prose. Always `bounded`."""
-    sizes, found = rules.sizes, set()
-
-    def has_text(node) -> bool:
-        return sizes[id(node)].chars > 0 if isinstance(node, Tag) else is_text(node) and bool(node.strip())
-
-    def prose(m: Measure) -> bool:  # three paragraphs that are not mostly links
-        return m.paragraphs >= _PROSE_PARAGRAPHS and m.link_density < 0.5
-
-    def outranked(tag: Tag, heading: Tag, rank: int) -> bool:
-        return any(h is not heading and _rank(h) <= rank for h in tag.find_all(HEADING_TAGS))
-
-    for heading in rules.headings:
-        if not heading_names_furniture(heading) or not rules.bounded(heading):
-            continue
-        rank, node = _rank(heading), heading
-        while node.parent is not None and node.parent is not root and rules.bounded(node.parent):
-            parent, mine = sizes[id(node.parent)], sizes[id(node)]
-            added = Measure(parent.chars - mine.chars, parent.link_chars - mine.link_chars,
-                            parent.paragraphs - mine.paragraphs, parent.links - mine.links)
-            if (any(has_text(s) for s in node.previous_siblings) or prose(added)
-                    or outranked(node.parent, heading, rank)):
-                break
-            node = node.parent
-        run = [node]
-        if node is heading:
-            for sibling in heading.next_siblings:
-                if not isinstance(sibling, Tag):
-                    continue
-                m = sizes[id(sibling)]
-                if ((sibling.name in HEADING_TAGS and _rank(sibling) <= rank)
-                        or outranked(sibling, heading, rank) or prose(m) or not rules.bounded(sibling)
-                        or (sibling.name == "p" and m.paragraphs and m.link_density < 0.5)):
-                    break
-                run.append(sibling)
-            if sum(sizes[id(t)].chars for t in run) >= 0.5 * rules.total:
-                run = [heading]
-        found.update(id(t) for t in run)
-    return found
+def _is_action(tag: Tag) -> bool:
+    """A form, a button, or a link dressed as one (`class="btn"`, `role="button"`)."""
+    return (tag.name in ("form", "button") or tag.get("role") == "button"
+            or (tag.name == "a" and "class" in tag.attrs and not _words(tag).isdisjoint(_ACTION_WORDS)))
 
 
 def _hay(tag: Tag) -> str:
