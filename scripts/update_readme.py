@@ -205,9 +205,9 @@ def findings(records: dict[str, dict]) -> str:
               f"the Holm-adjusted level over these {len(rows)} metrics; the interval beside it is the one at "
               "that level (Newcombe's for recall, the sign-flip test inverted for MRR; 90% for "
               "\"equivalent\"), so a gain or a loss lies clear of 0 and \"cannot tell\" contains it.")
-    return ("\n".join(lines) + "\n\nThe final pipeline (parsed, structure-chunked within the token limit, "
-            f"BM25 and dense fused by RRF{reranker}) against the naive one on the test split. "
-            + never_read_text(never) + " " + method)
+    pipeline = (f"The final pipeline (parsed, structure-chunked within the token limit, BM25 and dense fused "
+                f"by RRF{reranker}) against the naive one on the test split.")
+    return never_read_text(never) + "\n\n" + "\n".join(lines) + "\n\n" + pipeline + " " + method
 
 
 def update_findings(text: str, records: dict[str, dict]) -> str:

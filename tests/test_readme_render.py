@@ -138,6 +138,7 @@ def test_the_findings_say_the_test_split_was_read_and_show_the_never_read_questi
     assert "| MRR, never read | 0.59 | 0.72 | +0.12 [+0.04, +0.20] 98.3% | 62 / 29 | **gain** |" in out
     assert "Earlier versions of lesson 09 read the test split" in out and "its 151 questions written after q130" in out
     assert "recall@5 **cannot tell**, MRR **gain**" in out and "no choice was made on" not in out
+    assert out.index("Earlier versions") < out.index("| on the test split |")  # said before the figures
     older = update.update_findings(text, {"09_what_moved_the_needle": HEADLINE})  # a record from before
     assert "read the test split, so it is not untouched; lesson 09's next run adds" in older
 
