@@ -72,6 +72,11 @@ CONTEXT_BUDGET_TOKENS = 1000  # tokens of ranked context for the budget metrics 
 CONFIDENCE = 0.95  # lesson 02: every interval is a 95% interval, every test at 5%
 N_RESAMPLES = 10_000  # bootstrap and permutation resamples for continuous metrics (MRR)
 RESAMPLE_BLOCK = 2_000_000  # values held at once while resampling: memory stays flat as a golden file grows
+SIGN_FLIP_EXACT_MAX = 16  # sign-flip test: up to 16 changed questions, all 65,536 sign patterns are counted
+SIGN_FLIP_MAX_RESAMPLES = 1_280_000  # ... beyond, random ones, doubled from N_RESAMPLES while a Holm level
+#                                      lies within SIGN_FLIP_Z standard errors of p, up to this many
+SIGN_FLIP_Z = 4.0  # a verdict whose p stops z = 4 errors from a level is on the wrong side once in 30,000
+SIGN_FLIP_FAMILY_MAX = 64  # the levels kept clear: alpha / j for Holm families of up to 64 comparisons
 EQUIVALENCE_MARGIN = 0.05  # lesson 02: "no difference" means shown within +-0.05 by two one-sided tests
 POWER = 0.8  # lesson 02: the power at which a split's minimum detectable difference is computed
 FAMILY_SIZE = 1  # lesson 02: a comparison judged alone; a table's power figure passes its Holm family's size
