@@ -234,9 +234,7 @@ def test_the_mrr_interval_inverts_the_sign_flip_test():
 
 
 def test_the_resampling_floor_of_the_sign_flip_test():
-    from course_lib.evaluation.stats import sign_flip_floor, sign_flip_p_value
-
-    from course_lib.evaluation.stats import sign_flip_test
+    from course_lib.evaluation.stats import sign_flip_floor, sign_flip_test
 
     # 999 draws: floor 0.002, within 4 errors of 0.05/64, so drawn again until it is clear of it
     test = sign_flip_test(np.ones(60), n_resamples=999)

@@ -194,7 +194,8 @@ class Comparison:
     def _test_interval(self, alpha: float) -> tuple[float, float]:
         """The interval the comparison's own test inverts at level alpha, agreeing with `significant`."""
         if self.test == MCNEMAR:
-            return paired_proportion_test_interval(*self._paired_table(), alpha=alpha, rejected=self.significant)
+            return paired_proportion_test_interval(*self._paired_table(), alpha=alpha,
+                                                   rejected=self.significant)
         if self.differences is None:
             raise ValueError(f"comparison {self.name_b} against {self.name_a} kept no per-question "
                              "differences to invert its permutation test from")
@@ -299,10 +300,11 @@ def holm_adjust(comparisons: Sequence[Comparison], *, family: str | None = None,
     (printed with the table); by default it lists the comparisons' metrics. `family_kind` is
     "primary" or "secondary"; by default primary when every metric is in PRIMARY_METRICS. Each
     comparison also gets `step_alpha`, the level of its Holm step, at which its printed interval
-    excludes 0 exactly when Holm rejects; and its two one-sided tests are corrected over the same
-    family in the same way (`equivalence_step_alpha`, `equivalence_p_holm`), so that an
-    "equivalent" is as guarded against many looks as a "gain". Raises ValueError if the comparisons were judged by
-    different rules, or a primary family holds a metric that is not primary.
+    excludes 0 exactly when Holm rejects; and its two one-sided tests are corrected over the
+    same family in the same way (`equivalence_step_alpha`, `equivalence_p_holm`), so that an
+    "equivalent" is as guarded against many looks as a "gain". Raises ValueError if the
+    comparisons were judged by different rules, or a primary family holds a metric that is not
+    primary.
     """
     if len({c.judge for c in comparisons}) > 1:
         raise ValueError("comparisons judged by different rules cannot share a table")
