@@ -46,6 +46,7 @@ from course_lib.settings import (
     CONFIDENCE,
     EQUIVALENCE_MARGIN,
     EVAL_CUTOFFS,
+    MRR_EQUIVALENCE_MARGIN,
     N_RESAMPLES,
     PRIMARY_METRICS,
     SEED,
@@ -224,6 +225,12 @@ def _metric_values(run: RunResult, metric: str) -> dict[str, float]:
     return {r.question.id: float(v) for r, v in zip(run.answerable, values, strict=True)}
 
 
+def equivalence_margin(metric: str) -> float:
+    """The declared equivalence margin of a metric: MRR's for "mrr", the recall margin for every
+    other (recall@k, recall@budget and the budget ratios, all shares); settings says why each."""
+    return MRR_EQUIVALENCE_MARGIN if metric.lower() == "mrr" else EQUIVALENCE_MARGIN
+
+
 def check_same_judge(*runs: RunResult) -> str:
     """The judge the runs share; ValueError when two were judged by different rules."""
     judges = {run.judge for run in runs}
@@ -252,7 +259,7 @@ def paired_values(run_a: RunResult, run_b: RunResult, metric: str) -> tuple[np.n
 
 
 def paired_comparison(run_a: RunResult, run_b: RunResult, *, metric: str = f"recall@{EVAL_CUTOFFS[0]}",
-                      margin: float = EQUIVALENCE_MARGIN, n_resamples: int = N_RESAMPLES,
+                      margin: float | None = None, n_resamples: int = N_RESAMPLES,
                       confidence: float = CONFIDENCE, seed: int = SEED) -> Comparison:
     """Compare two runs on the same questions: delta = B - A, its interval, its test.
 
@@ -260,7 +267,8 @@ def paired_comparison(run_a: RunResult, run_b: RunResult, *, metric: str = f"rec
     Continuous metrics: paired permutation p-value (sign flips, as scipy defines it) and BCa bootstrap
     interval (scipy). Both also
     get two one-sided tests against `margin` (on Newcombe's interval for recall, t-tests for the
-    rest), the only ground for a "no difference" claim.
+    rest; by default the metric's declared margin, `equivalence_margin`), the only ground for a
+    "no difference" claim.
     """
     a, b = paired_values(run_a, run_b, metric)
     return compare_values(a, b, metric=metric, names=(run_a.name, run_b.name), judge=run_a.judge,
@@ -268,11 +276,12 @@ def paired_comparison(run_a: RunResult, run_b: RunResult, *, metric: str = f"rec
 
 
 def compare_values(a: np.ndarray, b: np.ndarray, *, metric: str, names: tuple[str, str] = ("A", "B"),
-                   judge: str = EVIDENCE, margin: float = EQUIVALENCE_MARGIN, n_resamples: int = N_RESAMPLES,
+                   judge: str = EVIDENCE, margin: float | None = None, n_resamples: int = N_RESAMPLES,
                    confidence: float = CONFIDENCE, seed: int = SEED) -> Comparison:
     """`paired_comparison` on two arrays of per-question values already paired by question
     (a simulation, or a metric no run computes): the same tests, intervals and equivalence."""
     a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    margin = equivalence_margin(metric) if margin is None else margin
     wins, losses = int(np.sum(b > a)), int(np.sum(b < a))
     alpha, differences, p_floor = 1 - confidence, None, 0.0
     if is_binary(metric):

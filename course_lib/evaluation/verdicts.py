@@ -126,6 +126,14 @@ def verdict(comparison: Comparison, *, what: str | None = None) -> Verdict:
                    f"{word(c)}<br><small>{html.escape(_small_print(c))}</small>")
 
 
+def margin_text(comparisons: Sequence[Comparison]) -> str:
+    """"±0.05", or "±0.05 (recall@5), ±0.03 (mrr)" when the metrics' declared margins differ."""
+    margins = {c.metric: c.equivalence.margin for c in comparisons}
+    if len(set(margins.values())) <= 1:
+        return f"±{next(iter(margins.values())):g}" if margins else ""
+    return ", ".join(f"±{margin:g} ({metric})" for metric, margin in margins.items())
+
+
 def family_caption(comparisons: Sequence[Comparison]) -> str:
     """The sentence under a table that names its Holm family, primary or secondary."""
     if not comparisons or comparisons[0].p_holm is None:
@@ -133,7 +141,7 @@ def family_caption(comparisons: Sequence[Comparison]) -> str:
     c = comparisons[0]
     kind = f"{c.family_kind} " if c.family_kind else ""
     return (f"One {kind}Holm family: {c.family_name} ({c.family} comparison{'s' * (c.family != 1)}); "
-            f"equivalence margin ±{c.equivalence.margin:g}.")
+            f"equivalence margin {margin_text(comparisons)}.")
 
 
 def _span(levels: Sequence[float]) -> str:
@@ -151,7 +159,7 @@ def interval_caption(comparisons: Sequence[Comparison]) -> str:
     """
     if not comparisons:
         return ""
-    margin = f"±{comparisons[0].equivalence.margin:g}"
+    margin = margin_text(comparisons)
     tested = [c.decision.level for c in comparisons if c.decision.basis != EQUIVALENCE_BASIS]
     equivalence = [1 - 2 * c.equivalence_alpha for c in comparisons]
     text = (f"Interval: for equivalence, the two one-sided tests' at their Holm level ({_span(equivalence)} "
