@@ -189,7 +189,7 @@ def sign_flip_test(differences: np.ndarray, *, n_resamples: int = N_RESAMPLES, s
         return SignFlip(1.0, 1, True, 0.0, 0.0)
     if m <= settings.SIGN_FLIP_EXACT_MAX:
         return SignFlip(sign_flip_p(changed, _all_patterns(m)), 2 ** m, True, 0.0, 0.0)
-    observed, total = changed.sum(), changed.sum()
+    observed = total = float(changed.sum())
     tolerance = 1e-12 * max(1.0, float(np.abs(changed).sum()))  # equal sums added in another order
     rng, less, greater, drawn, rows = np.random.default_rng(seed), 0, 0, 0, n_resamples
     levels = decision_levels(alpha)
@@ -207,20 +207,25 @@ def sign_flip_test(differences: np.ndarray, *, n_resamples: int = N_RESAMPLES, s
 
 
 def _null_sums(values: np.ndarray, total: float, rng: np.random.Generator, rows: int) -> np.ndarray:
-    """`rows` sums of the values under random signs, eight questions per random byte.
+    """`rows` sums of the values under random signs, eight questions per random byte."""
+    return total - 2.0 * _bit_sums(values, rng.integers(0, 256, size=(rows, (values.size + 7) // 8),
+                                                        dtype=np.uint8))
 
-    With s = 1 - 2b for random bits b, sum(s * v) = total - 2 * (b @ v). The values are taken
-    eight at a time, and the 256 sums b @ v of each group are tabled once, so one random byte
-    picks a group's part of a draw: a lookup per eight questions instead of eight products."""
-    width = (values.size + 7) // 8
+
+def _bit_sums(values: np.ndarray, draws: np.ndarray) -> np.ndarray:
+    """b @ values for each row of random bits b, packed eight to a byte in `draws`.
+
+    With s = 1 - 2b, a sign pattern's sum is sum(values) - 2 * (b @ values). The values are taken
+    eight at a time, and the 256 sums of each group are tabled once, so one byte of a draw picks
+    its group's part: a lookup per eight questions instead of eight products, and no sign matrix."""
+    width = draws.shape[1]
     padded = np.zeros(8 * width)
     padded[:values.size] = values
     tables = padded.reshape(width, 8) @ np.unpackbits(np.arange(256, dtype=np.uint8)[:, None], axis=1).T
-    draws = rng.integers(0, 256, size=(rows, width), dtype=np.uint8)
-    partial = np.zeros(rows)
+    partial = np.zeros(draws.shape[0])
     for group in range(width):
         partial += tables[group][draws[:, group]]
-    return total - 2.0 * partial
+    return partial
 
 
 def sign_flip_p_value(differences: np.ndarray, *, n_resamples: int = N_RESAMPLES, seed: int = SEED,
@@ -234,9 +239,10 @@ def sign_flip_p_value(differences: np.ndarray, *, n_resamples: int = N_RESAMPLES
 
 @dataclass(frozen=True)
 class SignDraws:
-    """The sign patterns of a sign-flip test on m values: every pattern (`exact`), or n_resamples
-    random ones in blocks of about RESAMPLE_BLOCK signs. Drawn once, they can test many shifted
-    samples with the same patterns (`course_lib.evaluation.intervals.sign_flip_interval`)."""
+    """The sign patterns of a sign-flip test on m values: every pattern (`exact`, a matrix of
+    signs), or n_resamples random ones as bits packed eight to a byte, in blocks. Drawn once, they
+    can test many shifted samples with the same patterns
+    (`course_lib.evaluation.intervals.sign_flip_interval`)."""
 
     blocks: tuple[np.ndarray, ...]
     exact: bool
@@ -251,10 +257,10 @@ def sign_draws(m: int, *, n_resamples: int = N_RESAMPLES, seed: int = SEED) -> S
     """All 2^m sign patterns when they fit in n_resamples, else n_resamples random ones (seeded)."""
     if 2 ** m <= n_resamples:
         return _all_patterns(m)
-    rng, blocks = np.random.default_rng(seed), []
-    for start in range(0, n_resamples, _batch(m)):
-        rows = min(_batch(m), n_resamples - start)
-        blocks.append(1 - 2 * rng.integers(0, 2, size=(rows, m), dtype=np.int8))
+    rng, blocks, width = np.random.default_rng(seed), [], (m + 7) // 8
+    for start in range(0, n_resamples, _batch(width)):
+        rows = min(_batch(width), n_resamples - start)
+        blocks.append(rng.integers(0, 256, size=(rows, width), dtype=np.uint8))
     return SignDraws(tuple(blocks), False)
 
 
@@ -264,7 +270,10 @@ def sign_flip_p(values: np.ndarray, draws: SignDraws) -> float:
     2 / (n_resamples + 1): see `sign_flip_floor`."""
     values = np.asarray(values, dtype=float)
     observed = values.sum()
-    null = np.concatenate([block @ values for block in draws.blocks])
+    if draws.exact:
+        null = np.concatenate([block @ values for block in draws.blocks])
+    else:
+        null = observed - 2.0 * np.concatenate([_bit_sums(values, block) for block in draws.blocks])
     adjustment = 0 if draws.exact else 1
     tolerance = 1e-12 * max(1.0, abs(observed))  # equal sums computed in another order still count
     less = (np.sum(null <= observed + tolerance) + adjustment) / (null.size + adjustment)
