@@ -173,7 +173,8 @@ def findings(records: dict[str, dict]) -> str:
     lines = ["| on the test split | naive | final | difference [interval the verdict rests on] "
              "| questions better / worse | verdict |", "|---|---|---|---|---|---|"]
     for label, c in rows:
-        # The interval the word was decided on (Holm level, or 90% for equivalence); older records: 95%.
+        # The interval the word was decided on (its Holm level, the two one-sided tests' for equivalence);
+        # older records: 95%.
         lo, hi = c.get("decision", c["interval"])
         level = f"{100 * c.get('decision_level', 0.95):.3g}%"
         row = (f"| {label} | {c['naive']:.2f} | {c['final']:.2f} | {signed(c['delta'], 2)} [{signed(lo, 2)}, "
@@ -184,8 +185,9 @@ def findings(records: dict[str, dict]) -> str:
             f"BM25 and dense fused by RRF{reranker}) against the naive one on the questions no choice was "
             "made on. Each verdict is decided by its paired test (exact McNemar for recall, sign flips for "
             f"MRR) at the Holm-adjusted level over these {len(rows)} metrics; the interval beside it is the "
-            "one at that level (Newcombe's for recall, the sign-flip test inverted for MRR; 90% for "
-            "\"equivalent\"), so a gain or a loss lies clear of 0 and \"cannot tell\" contains it.")
+            "one at that level (Newcombe's for recall, the sign-flip test inverted for MRR; for "
+            "\"equivalent\", the two one-sided tests' at their own Holm level), so a gain or a loss lies "
+            "clear of 0 and \"cannot tell\" contains it.")
 
 
 def update_findings(text: str, records: dict[str, dict]) -> str:
