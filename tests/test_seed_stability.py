@@ -54,17 +54,19 @@ def _at_seed(c: Comparison, seed: int, *, draws: int | None = None) -> Compariso
     return dataclasses.replace(c, p_value=p, seed=seed)
 
 
-def lesson_words(lesson: str, *, seeds=SEEDS, draws: int | None = None) -> dict[tuple[str, int], list[str]]:
-    """Every verdict word of a lesson under each seed: {(family, row): [word per seed]}."""
-    words: dict[tuple[str, int], list[str]] = {}
-    for family in _families(lesson):
+def lesson_words(lesson: str, *, seeds=SEEDS, draws: int | None = None) -> dict[tuple, list[str]]:
+    """Every verdict word of a lesson under each seed: {(family number, family, row, metric, runs):
+    [word per seed]} (lesson 09 names three families "the dev column")."""
+    words: dict[tuple, list[str]] = {}
+    for number, family in enumerate(_families(lesson)):
         rows = [compare_values(np.array(r["a"]), np.array(r["b"]), metric=r["metric"],
                                names=tuple(r["names"] or ("A", "B"))) for r in family["rows"]]
         for seed in seeds:
             judged = holm_adjust([_at_seed(c, seed, draws=draws) for c in rows], family=family["family"],
                                  family_kind=family["kind"])
             for index, c in enumerate(judged):
-                words.setdefault((family["family"], index), []).append(word(c))
+                key = (number, family["family"], index, c.metric, f"{c.name_b} against {c.name_a}")
+                words.setdefault(key, []).append(word(c))
     return words
 
 
