@@ -74,7 +74,24 @@ CONTEXT_BUDGET_TOKENS = 1000  # tokens of ranked context for the budget metrics 
 CONFIDENCE = 0.95  # lesson 02: every interval is a 95% interval, every test at 5%
 N_RESAMPLES = 10_000  # bootstrap and permutation resamples for continuous metrics (MRR)
 RESAMPLE_BLOCK = 2_000_000  # values held at once while resampling: memory stays flat as a golden file grows
-EQUIVALENCE_MARGIN = 0.05  # lesson 02: "no difference" means shown within +-0.05 by two one-sided tests
+SIGN_FLIP_EXACT_MAX = 16  # sign-flip test: up to 16 changed questions, all 65,536 sign patterns are counted
+SIGN_FLIP_MAX_RESAMPLES = 1_280_000  # ... beyond, random ones, doubled from N_RESAMPLES while a Holm level
+#                                      lies within SIGN_FLIP_Z standard errors of p, up to this many
+SIGN_FLIP_Z = 4.0  # a verdict whose p stops z = 4 errors from a level is on the wrong side once in 30,000
+SIGN_FLIP_FAMILY_MAX = 64  # the levels kept clear: alpha / j for Holm families of up to 64 comparisons
+# "No difference" means shown within +-margin by two one-sided tests, Holm-corrected over the family.
+# recall@k (and recall@budget): 0.05 is 10 of the ~200 answerable questions of a split, one in twenty
+# found or lost in the top five, the smallest change a reader of five chunks would notice; a narrower
+# margin could almost never be shown on ~200 questions (lesson 02b, section 6: at 10% discordant
+# questions the 90% interval alone is +-0.037 wide, and a Holm step of a family widens it further).
+EQUIVALENCE_MARGIN = 0.05  # lesson 02b: recall@k's margin, 10 of ~200 questions (above)
+# MRR: a mean of 1/rank, so its margin is argued in ranks, not in questions found. 0.05 of MRR over
+# ~200 questions is a total of 10 in 1/rank: 10 questions losing their first-place answer altogether
+# (the recall margin's worst case), or 20 falling from first to second, or 40 from second to fourth.
+# Moves inside the top five cost a reader of five chunks little, so no tighter margin is wanted; and
+# MRR's per-question differences spread a little less than recall@5's for the same step (0.8 to 0.9
+# of their standard deviation on lesson 09's steps), so 0.05 is as reachable on ~200 questions.
+MRR_EQUIVALENCE_MARGIN = 0.05  # lesson 02b: MRR's margin, 10 first places lost of ~200 (above)
 POWER = 0.8  # lesson 02: the power at which a split's minimum detectable difference is computed
 FAMILY_SIZE = 1  # lesson 02: a comparison judged alone; a table's power figure passes its Holm family's size
 POWER_RECALL = 0.8  # lesson 02: the recall@5 both runs share when the power of "equivalent" is computed

@@ -38,10 +38,11 @@ rounds to it breaks the rule (+0.000 beside "gain" passes, −0.000 does not).
 Two more facts printed beside a word must agree with it:
 
 - the level, when one is printed right after the interval ("(97.5%)", "97.5%"): "equivalent"
-  stands beside the two one-sided tests' 1 − 2α interval (90% at 95% confidence) and no other; a
-  gain or a loss beside the test's own interval at its Holm step level, never below 1 − α (95%).
-  A "cannot tell" may stand at any level (the test's, or 90% when widened to the equivalence
-  interval, `compare.DecisionInterval.widened`);
+  stands beside the two one-sided tests' interval at their Holm step level, 1 − 2α/j for a whole
+  j (90% judged alone, 95%, 96.7%, 97.5%, … in a family) and no other; a gain or a loss beside
+  the test's own interval at its Holm step level, never below 1 − α (95%). A "cannot tell" may
+  stand at any level (the test's, or the higher of the two when widened to take in the
+  equivalence interval, `compare.DecisionInterval.widened`);
 - the word's own p-value, the one test p ("Holm p = …", else "p = …"; a two one-sided tests' p
   is not the test's) in its table row, or in its sentence between the word before it and the
   interval after it; none is read when there are two to choose from. A gain or a loss needs it
@@ -196,6 +197,7 @@ _SENTENCE_STOP = re.compile(r"(?<!&[a-z]{2})(?<!&[a-z]{3})(?<!&[a-z]{4})(?<!&#[0
                             r"[.!?;](?=\s|$)", re.I)
 ALPHA = 1 - CONFIDENCE
 EQUIVALENCE_LEVEL, TEST_LEVEL = 100 * (1 - 2 * ALPHA), 100 * (1 - ALPHA)  # 90%, and 95% at least
+LARGEST_FAMILY = 200  # the Holm steps a level is matched against: 1 - 2 alpha / j for j up to this
 _TINY = 1e-9
 
 
@@ -252,16 +254,18 @@ def contradiction(word: str, lo_text: str, hi_text: str, margin: float) -> str |
 def level_contradiction(word: str, level: str | None) -> str | None:
     """Why the level printed beside an interval cannot be the one its word was decided on.
 
-    "equivalent" rests on the two one-sided tests' 1 - 2 alpha interval (90%), a gain or a loss on
-    the test's own interval at its Holm step level (95% or more); "cannot tell" prints the test's
-    or, widened, the equivalence interval, so any level may stand beside it.
+    "equivalent" rests on the two one-sided tests' interval at their Holm step level, 1 - 2 alpha / j
+    (90% judged alone), a gain or a loss on the test's own interval at its Holm step level (95% or
+    more); "cannot tell" prints the test's or, widened, the higher of it and the equivalence
+    interval's, so any level may stand beside it.
     """
     if level is None or word == "cannot tell":
         return None
     value, half, _ = _figure(level)
-    if word == "equivalent" and abs(value - EQUIVALENCE_LEVEL) > half + _TINY:
-        return (f"equivalent beside a {level}% interval (its interval is the two one-sided tests' "
-                f"{EQUIVALENCE_LEVEL:.3g}%)")
+    steps = (100 * (1 - 2 * ALPHA / j) for j in range(1, LARGEST_FAMILY + 1))
+    if word == "equivalent" and not any(abs(value - step) <= half + _TINY for step in steps):
+        return (f"equivalent beside a {level}% interval (its interval is the two one-sided tests' at their "
+                f"Holm step: {EQUIVALENCE_LEVEL:.3g}% alone, 1 − {2 * ALPHA:g}/j in a family)")
     if word in ("gain", "loss") and value + half < TEST_LEVEL - _TINY:
         return (f"a {word} beside a {level}% interval (a test's interval is at its Holm step level, "
                 f"{TEST_LEVEL:.3g}% or more)")

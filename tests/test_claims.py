@@ -240,13 +240,17 @@ def test_a_bold_word_after_a_comma_is_read_with_its_interval(claims):
 
 def test_a_level_that_cannot_be_the_word_s_is_flagged(claims):
     equivalent = "steps, +0.015 [−0.016, +0.047] ({}), **equivalent**"
-    [flag] = claims.interval_flags(notebook(printed(equivalent.format("95%"))))
-    assert flag.words == ("equivalent",) and "95% interval" in flag.why and "90%" in flag.why
-    assert flag.line == "equivalent beside [−0.016, +0.047] (95%)"
+    [flag] = claims.interval_flags(notebook(printed(equivalent.format("85%"))))
+    assert flag.words == ("equivalent",) and "85% interval" in flag.why and "90%" in flag.why
+    assert flag.line == "equivalent beside [−0.016, +0.047] (85%)"
+    # in a Holm family the two one-sided tests stand at 1 - 0.1 / j: 95%, 96.7%, 97.5%, ... never 97.2%
+    [flag] = claims.interval_flags(notebook(printed(equivalent.format("97.2%"))))
+    assert "97.2% interval" in flag.why and "1 − 0.1/j" in flag.why
     gain = row("+0.010", "+0.090", "gain", level="90", p="= 0.01")
     [flag] = claims.interval_flags(notebook(gain))
     assert flag.why.startswith("a gain beside a 90% interval") and "95% or more" in flag.why
-    passing = [printed(equivalent.format("90%")), row("+0.010", "+0.090", "gain", level="95", p="= 0.01"),
+    passing = [printed(equivalent.format("90%")), printed(equivalent.format("96.7%")),  # Holm step 3
+               printed(equivalent.format("99.2%")), row("+0.010", "+0.090", "gain", level="95", p="= 0.01"),
                row("−0.090", "−0.010", "loss", level="97.5", p="= 0.01"),
                row("−0.060", "+0.070", "cannot tell", level="90"),  # widened to the equivalence interval
                row("−0.060", "+0.070", "cannot tell", level="99.6"),

@@ -234,10 +234,15 @@ def test_the_mrr_interval_inverts_the_sign_flip_test():
 
 
 def test_the_resampling_floor_of_the_sign_flip_test():
-    from course_lib.evaluation.stats import sign_flip_floor, sign_flip_p_value
+    from course_lib.evaluation.stats import sign_flip_floor, sign_flip_test
 
-    assert sign_flip_floor(np.ones(60), n_resamples=999) == pytest.approx(0.002)
-    assert sign_flip_p_value(np.ones(60), n_resamples=999) == pytest.approx(0.002)  # at the floor
+    # 999 draws: floor 0.002, within 4 errors of 0.05/64, so drawn again until it is clear of it
+    test = sign_flip_test(np.ones(60), n_resamples=999)
+    assert test.resamples == 999 * 16 and test.floor == pytest.approx(2 / (999 * 16 + 1))
+    assert sign_flip_floor(np.ones(60), n_resamples=999) == test.floor == test.p_value  # at the floor
+    assert test.p_value + 4 * test.error < 0.05 / 64
+    capped = sign_flip_test(np.ones(60), n_resamples=999, max_resamples=999)
+    assert capped.p_value == pytest.approx(0.002) and capped.resamples == 999
     assert sign_flip_floor(np.r_[np.ones(5), np.zeros(100)], n_resamples=999) == 0  # 32 patterns: exact
 
 
@@ -286,3 +291,51 @@ def test_non_inferiority_of_a_comparison_that_can_only_lose():
     assert near.estimate == pytest.approx(-0.015) and near.lo < near.bound < near.estimate <= near.hi
     assert near.shown and not paired_non_inferiority(a, far, margin=0.05).shown
     assert paired_non_inferiority(a, a).estimate == 0 and paired_non_inferiority(a, a).shown
+
+
+def test_the_sign_flip_test_is_exact_for_few_changes_and_draws_more_only_near_a_level():
+    from scipy import stats as scipy_stats
+
+    from course_lib.evaluation.stats import decision_levels, sign_flip_test
+
+    rng = np.random.default_rng(21)
+    few = np.r_[rng.normal(0.2, 0.3, 16), np.zeros(100)]  # 16 changed questions: all 65,536 patterns
+    exact = sign_flip_test(few)
+    reference = scipy_stats.permutation_test((few[:16],), np.mean, permutation_type="samples",
+                                             n_resamples=10**6).pvalue  # scipy enumerates 2^16 too
+    assert exact.exact and exact.resamples == 2 ** 16 and exact.p_value == pytest.approx(reference)
+    far = sign_flip_test(rng.normal(0.0, 0.3, 150))  # p far from every level: one round
+    assert not far.exact and far.resamples == 10_000 and far.p_value > 0.2
+    levels = decision_levels()
+    assert levels[0] == pytest.approx(0.05) and levels[2] == pytest.approx(0.05 / 3) and levels.size == 64
+    # a p that sits near 0.05: drawn until 0.05 and its neighbours lie 4 errors away, or to the cap
+    for shift in np.linspace(0.02, 0.06, 9):
+        d = np.random.default_rng(5).normal(shift, 0.3, 120)
+        test = sign_flip_test(d)
+        settled = np.all(np.abs(levels - test.p_value) >= 4 * test.error)
+        assert settled or test.resamples == 1_280_000
+        if test.resamples > 10_000:
+            assert np.any(np.abs(levels - test.p_value) < 4 * 2 * np.sqrt(0.025 / 10_000))
+
+
+def test_the_drawn_p_agrees_with_scipy_within_its_monte_carlo_error():
+    from scipy import stats as scipy_stats
+
+    from course_lib.evaluation.stats import sign_flip_test
+
+    d = np.random.default_rng(6).choice([0.0, 0.0, 0.5, -0.5, 1.0, -1.0, 0.25, -0.2], size=200)
+    ours = sign_flip_test(d, n_resamples=200_000, max_resamples=200_000)
+    scipy_p = scipy_stats.permutation_test((d,), np.mean, permutation_type="samples", n_resamples=200_000,
+                                           random_state=np.random.default_rng(1)).pvalue
+    assert abs(ours.p_value - scipy_p) < 4 * np.sqrt(2) * ours.error  # two estimates, each with its error
+
+
+def test_tost_interval_is_tosts_at_any_level():
+    from course_lib.evaluation.stats import tost_interval
+
+    d = np.random.default_rng(8).normal(0.01, 0.2, 180)
+    result = tost(d, margin=0.05)
+    assert tost_interval(d) == (pytest.approx(result.lo), pytest.approx(result.hi))
+    lo, hi = tost_interval(d, alpha=0.05 / 4)
+    assert lo < result.lo and result.hi < hi
+    assert tost_interval(np.full(5, 0.1)) == (0.1, 0.1) and all(math.isnan(v) for v in tost_interval([0.2]))

@@ -73,8 +73,9 @@ def test_holm_can_overturn_a_gain_and_the_family_is_named():
     assert all(c.decision.lo <= 0 <= c.decision.hi for c in table)  # Holm rejected none
     html = verdict_table(table, holm=False).data
     assert "One primary Holm family: lesson 06&#x27;s retrievers (3 comparisons); equivalence margin ±0.05." in html
-    assert "Interval: 90% for equivalence (it lies inside ±0.05); otherwise the test&#x27;s own at the row&#x27;s " \
-           "Holm level (98.3% here)" in html
+    # the two one-sided tests are corrected over the family too: three equivalence p of 0.5, step alpha / 3
+    assert "Interval: for equivalence, the two one-sided tests&#x27; at their Holm level (96.7% here; it lies " \
+           "inside ±0.05); otherwise the test&#x27;s own at the row&#x27;s Holm level (98.3% here)" in html
 
 
 def test_verdict_table_rows_and_labels():
@@ -100,7 +101,7 @@ def test_technique_table_reports_dev_and_test_without_calling_them_contradictory
     assert "<b>gain</b>" in body[1] and "<b>cannot tell</b>" in body[1] and body[1].endswith("<td>not ranked</td>")
     assert "contradict" not in html and "disagree" not in html
     assert "the dev column (2 comparisons)" in html and "the test column (2 comparisons)" in html
-    assert "Interval: 90% for equivalence" in html
+    assert "Interval: for equivalence, the two one-sided tests&#x27; at their Holm level (95% here" in html
 
 
 def test_forest_plot_draws_dev_and_test_for_every_step():
@@ -135,12 +136,13 @@ def test_a_permutation_p_at_its_resampling_floor_prints_as_a_bound():
     rng = np.random.default_rng(0)
     a = rng.random(60)
     c = compare_values(a, a + 0.05 + 0.1 * rng.random(60), metric="mrr", n_resamples=999)  # all better
-    assert c.p_floor == pytest.approx(2 / 1000) and c.p_at_floor
-    assert comparison_p(c) == "p ≤ 0.002" and "paired permutation p ≤ 0.002" in verdict(c)
+    # 999 draws put the floor 2/1000 within 4 errors of 0.05/64: drawn until clear (999 * 16)
+    assert c.p_floor == pytest.approx(2 / (999 * 16 + 1)) and c.p_at_floor
+    assert comparison_p(c) == "p ≤ 0.00013" and "paired permutation p ≤ 0.00013" in verdict(c)
     [alone] = holm_adjust([c])
-    assert comparison_p(alone) == "p ≤ 0.002"  # a family of one: nothing to say about Holm
+    assert comparison_p(alone) == "p ≤ 0.00013"  # a family of one: nothing to say about Holm
     family = holm_adjust([c, comparison(0.0, -0.1, 0.1, 0.9)])
-    assert comparison_p(family[0]) == "Holm p ≤ 0.004 over 2" and comparison_p(family[1]) == "Holm p = 0.9 over 2"
+    assert comparison_p(family[0]) == "Holm p ≤ 0.00026 over 2" and comparison_p(family[1]) == "Holm p = 0.9 over 2"
     exact = compare_values(np.zeros(5), np.ones(5) * 0.5, metric="mrr")  # 32 sign patterns, all counted
     assert exact.p_floor == 0 and not exact.p_at_floor and comparison_p(exact) == "p = 0.062"
 
@@ -216,3 +218,54 @@ def test_holm_columns_corrects_each_column_once_and_the_table_keeps_it():
     assert all(d.family == 3 and t.family == 3 and t.family_kind == "secondary" for _, d, t in adjusted)
     # split by row, the table keeps the column's correction instead of re-correcting over one row
     assert "Holm" in technique_table(adjusted[:1]).data and adjusted[0][2].family == 3
+
+
+def paired_runs(both: int, wins: int, losses: int, neither: int) -> tuple[np.ndarray, np.ndarray]:
+    """Two yes/no runs with this paired table: both answer, only B, only A, neither."""
+    a = np.r_[np.ones(both), np.zeros(wins), np.ones(losses), np.zeros(neither)]
+    b = np.r_[np.ones(both), np.ones(wins), np.zeros(losses), np.zeros(neither)]
+    return a, b
+
+
+def test_equivalence_is_corrected_over_the_family_like_a_gain():
+    """Two one-sided tests that show equivalence alone (p = 0.0185) do not over a family of three:
+    Holm judges the smallest at 0.05 / 3. The printed interval is theirs at their Holm level."""
+    alone = compare_values(*paired_runs(140, 8, 9, 43), metric="recall@5")
+    assert word(alone) == "equivalent" and alone.decision.level == pytest.approx(0.9)
+    assert alone.equivalence.p_value == pytest.approx(0.0185, abs=5e-4)
+    family = holm_adjust([alone, alone, alone])
+    assert [c.equivalence_step_alpha for c in family] == pytest.approx([0.05 / 3] * 3)
+    assert family[0].equivalence_p_holm == pytest.approx(3 * alone.equivalence.p_value)
+    assert [word(c) for c in family] == ["cannot tell"] * 3
+    unchanged = compare_values(*paired_runs(140, 0, 0, 60), metric="recall@5")
+    strong = holm_adjust([alone, unchanged])  # the unchanged pair first (p near 0), then alone at 0.05
+    assert [word(c) for c in strong] == ["equivalent"] * 2
+    assert strong[1].decision.level == pytest.approx(1 - 2 * 0.05 / 2)
+    assert strong[0].decision.level == pytest.approx(0.9)  # Holm's second step: alpha / 1
+    assert -MARGIN < strong[1].decision.lo <= 0 <= strong[1].decision.hi < MARGIN
+    assert "two one-sided tests within margin ±0.05, Holm p" in verdict(strong[1])
+    assert " over 2 · " in verdict(strong[1])
+    rng = np.random.default_rng(4)
+    mrr = compare_values(rng.random(200), rng.random(200), metric="mrr")
+    [one] = holm_adjust([mrr])
+    assert one.equivalence_interval == pytest.approx((mrr.equivalence.lo, mrr.equivalence.hi))
+
+
+def test_a_widened_cannot_tell_prints_the_level_it_has():
+    """A "cannot tell" whose test interval fits inside the margin takes in the equivalence
+    interval too; the union covers at least as often as either, and the row prints that level,
+    the higher of the two, as the caption says in words."""
+    gain = compare_values(*paired_runs(100, 40, 2, 58), metric="recall@5")
+    borderline = compare_values(*paired_runs(140, 8, 9, 43), metric="recall@5")
+    family = holm_adjust([gain, gain, borderline])
+    c = family[2]
+    assert c.step_alpha == pytest.approx(0.05) and c.equivalence_step_alpha == pytest.approx(0.05 / 3)
+    assert word(c) == "cannot tell" and c.decision.widened
+    assert c.decision.level == pytest.approx(1 - 2 * 0.05 / 3)  # 96.7%, above the test's 95%
+    test_lo, test_hi = c._test_interval(0.05)
+    eq_lo, eq_hi = c.equivalence_interval
+    assert (c.decision.lo, c.decision.hi) == (min(test_lo, eq_lo), max(test_hi, eq_hi))
+    assert c.decision.lo <= 0 <= c.decision.hi and c.decision.hi - c.decision.lo > 0
+    assert not (-MARGIN < c.decision.lo and c.decision.hi < MARGIN)
+    table = verdict_table(family, holm=False).data
+    assert "(96.7%)" in table and "the row prints the higher of their levels" in table

@@ -35,16 +35,18 @@ from course_lib.evaluation.stats import (
     Equivalence,
     holm,
     mcnemar_exact,
+    newcombe_interval,
     paired_mean_test,
     paired_proportion_interval,
     paired_proportion_tost,
-    sign_flip_floor,
     tost,
+    tost_interval,
 )
 from course_lib.settings import (
     CONFIDENCE,
     EQUIVALENCE_MARGIN,
     EVAL_CUTOFFS,
+    MRR_EQUIVALENCE_MARGIN,
     N_RESAMPLES,
     PRIMARY_METRICS,
     SEED,
@@ -62,8 +64,10 @@ class DecisionInterval:
     `basis` is "equivalence" (the 1 - 2*alpha interval of the two one-sided tests: inside
     +-margin means "equivalent") or "test" (the difference test's own interval at the level of
     the comparison's Holm step: excluding 0 means "gain" or "loss"). `widened` marks a "cannot
-    tell" interval that lay inside +-margin and was widened to the equivalence interval, so that
-    it shows both facts a "cannot tell" rests on: it contains 0 and reaches past the margin.
+    tell" interval that lay inside +-margin and was widened to take in the equivalence interval
+    too, so that it shows both facts a "cannot tell" rests on: it contains 0 and reaches past the
+    margin. A union of two intervals covers the difference at least as often as either does, so
+    its `level` is the higher of their two levels.
     """
 
     lo: float
@@ -83,6 +87,10 @@ class Comparison:
     "no difference" verdict. `p_holm` is set by `holm_adjust`, with `family` the size of the
     family it corrected for, `family_name` what that family is, `family_kind` "primary" or
     "secondary" and `step_alpha` the level of this comparison's Holm step; `p` is the one to read.
+    `equivalence_step_alpha` is the level of the two one-sided tests' own Holm step over the
+    same family (their p-values corrected as the difference tests' are), and
+    `equivalence_p_holm` their Holm-adjusted p: "equivalent" is shown by the 1 - 2 * step
+    interval, 90% for a comparison judged alone.
     `p_floor` is the smallest p-value the test can give by resampling (0 for an exact test), and
     `differences` the per-question differences a permutation test's interval is inverted from.
     """
@@ -108,6 +116,8 @@ class Comparison:
     family_name: str | None = None
     family_kind: str | None = None
     step_alpha: float | None = None
+    equivalence_step_alpha: float | None = None
+    equivalence_p_holm: float | None = None
     p_floor: float = 0.0
     differences: np.ndarray | None = field(default=None, repr=False, compare=False)
     n_resamples: int = N_RESAMPLES
@@ -129,35 +139,63 @@ class Comparison:
         return 0 < self.p_floor and self.p_value <= self.p_floor
 
     @property
+    def equivalence_alpha(self) -> float:
+        """The level each one-sided test is judged at: its Holm step's in a family, else alpha."""
+        alpha = 1 - self.confidence
+        return alpha if self.equivalence_step_alpha is None else self.equivalence_step_alpha
+
+    @cached_property
+    def equivalence_interval(self) -> tuple[float, float]:
+        """The two one-sided tests' 1 - 2 * `equivalence_alpha` interval (90% judged alone)."""
+        alpha, eq = self.equivalence_alpha, self.equivalence
+        if alpha == 1 - self.confidence:
+            return eq.lo, eq.hi
+        if self.test == MCNEMAR:
+            return newcombe_interval(*self._paired_table(), confidence=1 - 2 * alpha)
+        if self.differences is None:
+            return eq.lo, eq.hi
+        return tost_interval(self.differences, alpha=alpha)
+
+    @property
     def equivalent(self) -> bool:
-        """True when both one-sided tests show |delta| below the margin: their 1 - 2*alpha interval
-        lies inside (-margin, +margin), the same decision read off the interval that is printed."""
-        eq = self.equivalence
-        return bool(-eq.margin < eq.lo and eq.hi < eq.margin)
+        """True when both one-sided tests show |delta| below the margin at their Holm level: their
+        1 - 2 * `equivalence_alpha` interval lies inside (-margin, +margin), the same decision read
+        off the interval that is printed."""
+        lo, hi = self.equivalence_interval
+        margin = self.equivalence.margin
+        return bool(-margin < lo and hi < margin)
 
     @cached_property
     def decision(self) -> DecisionInterval:
         """The interval the verdict word was decided on (see `DecisionInterval`).
 
-        "equivalent": the two one-sided tests' 90% interval, inside +-margin. Otherwise the
-        difference test's interval at this comparison's Holm level (1 - alpha when it was judged
-        alone), which excludes 0 exactly when Holm finds a gain or a loss.
+        "equivalent": the two one-sided tests' interval at their Holm level (90% judged alone),
+        inside +-margin. Otherwise the difference test's interval at this comparison's Holm level
+        (1 - alpha when it was judged alone), which excludes 0 exactly when Holm finds a gain or a
+        loss; a "cannot tell" one inside +-margin takes in the equivalence interval too, at the
+        higher of the two levels (see `DecisionInterval`).
         """
-        alpha, eq = 1 - self.confidence, self.equivalence
+        alpha, margin = 1 - self.confidence, self.equivalence.margin
+        eq_lo, eq_hi = self.equivalence_interval
+        eq_level = 1 - 2 * self.equivalence_alpha
         if not self.significant and self.equivalent:
-            return DecisionInterval(eq.lo, eq.hi, 1 - 2 * alpha, EQUIVALENCE_BASIS)
+            return DecisionInterval(eq_lo, eq_hi, eq_level, EQUIVALENCE_BASIS)
         level = alpha if self.step_alpha is None else self.step_alpha
         lo, hi = self._test_interval(level)
-        if not self.significant and -eq.margin < lo and hi < eq.margin:
-            return DecisionInterval(min(lo, eq.lo), max(hi, eq.hi), 1 - level, TEST_BASIS, widened=True)
+        if not self.significant and -margin < lo and hi < margin:
+            return DecisionInterval(min(lo, eq_lo), max(hi, eq_hi), max(1 - level, eq_level), TEST_BASIS,
+                                    widened=True)
         return DecisionInterval(lo, hi, 1 - level, TEST_BASIS)
+
+    def _paired_table(self) -> tuple[int, int, int, int]:
+        """Both runs answer, only B, only A, neither: a recall comparison's paired table."""
+        both = min(max(0, round(self.value_a * self.n) - self.losses), self.n - self.wins - self.losses)
+        return both, self.wins, self.losses, self.n - both - self.wins - self.losses
 
     def _test_interval(self, alpha: float) -> tuple[float, float]:
         """The interval the comparison's own test inverts at level alpha, agreeing with `significant`."""
         if self.test == MCNEMAR:
-            both = min(max(0, round(self.value_a * self.n) - self.losses), self.n - self.wins - self.losses)
-            neither = self.n - both - self.wins - self.losses
-            return paired_proportion_test_interval(both, self.wins, self.losses, neither, alpha=alpha,
+            return paired_proportion_test_interval(*self._paired_table(), alpha=alpha,
                                                    rejected=self.significant)
         if self.differences is None:
             raise ValueError(f"comparison {self.name_b} against {self.name_a} kept no per-question "
@@ -185,6 +223,12 @@ def _metric_values(run: RunResult, metric: str) -> dict[str, float]:
         raise ValueError(f"unknown metric '{metric}': use 'recall@K', 'mrr' or one of "
                          f"{', '.join(BUDGET_METRICS)}")
     return {r.question.id: float(v) for r, v in zip(run.answerable, values, strict=True)}
+
+
+def equivalence_margin(metric: str) -> float:
+    """The declared equivalence margin of a metric: MRR's for "mrr", the recall margin for every
+    other (recall@k, recall@budget and the budget ratios, all shares); settings says why each."""
+    return MRR_EQUIVALENCE_MARGIN if metric.lower() == "mrr" else EQUIVALENCE_MARGIN
 
 
 def check_same_judge(*runs: RunResult) -> str:
@@ -215,7 +259,7 @@ def paired_values(run_a: RunResult, run_b: RunResult, metric: str) -> tuple[np.n
 
 
 def paired_comparison(run_a: RunResult, run_b: RunResult, *, metric: str = f"recall@{EVAL_CUTOFFS[0]}",
-                      margin: float = EQUIVALENCE_MARGIN, n_resamples: int = N_RESAMPLES,
+                      margin: float | None = None, n_resamples: int = N_RESAMPLES,
                       confidence: float = CONFIDENCE, seed: int = SEED) -> Comparison:
     """Compare two runs on the same questions: delta = B - A, its interval, its test.
 
@@ -223,7 +267,8 @@ def paired_comparison(run_a: RunResult, run_b: RunResult, *, metric: str = f"rec
     Continuous metrics: paired permutation p-value (sign flips, as scipy defines it) and BCa bootstrap
     interval (scipy). Both also
     get two one-sided tests against `margin` (on Newcombe's interval for recall, t-tests for the
-    rest), the only ground for a "no difference" claim.
+    rest; by default the metric's declared margin, `equivalence_margin`), the only ground for a
+    "no difference" claim.
     """
     a, b = paired_values(run_a, run_b, metric)
     return compare_values(a, b, metric=metric, names=(run_a.name, run_b.name), judge=run_a.judge,
@@ -231,11 +276,12 @@ def paired_comparison(run_a: RunResult, run_b: RunResult, *, metric: str = f"rec
 
 
 def compare_values(a: np.ndarray, b: np.ndarray, *, metric: str, names: tuple[str, str] = ("A", "B"),
-                   judge: str = EVIDENCE, margin: float = EQUIVALENCE_MARGIN, n_resamples: int = N_RESAMPLES,
+                   judge: str = EVIDENCE, margin: float | None = None, n_resamples: int = N_RESAMPLES,
                    confidence: float = CONFIDENCE, seed: int = SEED) -> Comparison:
     """`paired_comparison` on two arrays of per-question values already paired by question
     (a simulation, or a metric no run computes): the same tests, intervals and equivalence."""
     a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    margin = equivalence_margin(metric) if margin is None else margin
     wins, losses = int(np.sum(b > a)), int(np.sum(b < a))
     alpha, differences, p_floor = 1 - confidence, None, 0.0
     if is_binary(metric):
@@ -247,7 +293,7 @@ def compare_values(a: np.ndarray, b: np.ndarray, *, metric: str, names: tuple[st
         result = paired_mean_test(differences, confidence=confidence, n_resamples=n_resamples, seed=seed)
         lo, hi, p_value, test = result.lo, result.hi, result.p_value, PERMUTATION
         equivalence = tost(differences, margin=margin, alpha=alpha)
-        p_floor = sign_flip_floor(differences, n_resamples=n_resamples)
+        p_floor = result.p_floor
     return Comparison(names[0], names[1], metric, int(a.size), float(a.mean()), float(b.mean()),
                       float((b - a).mean()), lo, hi, p_value, wins, losses, test, equivalence,
                       confidence, judge, p_floor=p_floor, differences=differences,
@@ -263,8 +309,11 @@ def holm_adjust(comparisons: Sequence[Comparison], *, family: str | None = None,
     (printed with the table); by default it lists the comparisons' metrics. `family_kind` is
     "primary" or "secondary"; by default primary when every metric is in PRIMARY_METRICS. Each
     comparison also gets `step_alpha`, the level of its Holm step, at which its printed interval
-    excludes 0 exactly when Holm rejects. Raises ValueError if the comparisons were judged by
-    different rules, or a primary family holds a metric that is not primary.
+    excludes 0 exactly when Holm rejects; and its two one-sided tests are corrected over the
+    same family in the same way (`equivalence_step_alpha`, `equivalence_p_holm`), so that an
+    "equivalent" is as guarded against many looks as a "gain". Raises ValueError if the
+    comparisons were judged by different rules, or a primary family holds a metric that is not
+    primary.
     """
     if len({c.judge for c in comparisons}) > 1:
         raise ValueError("comparisons judged by different rules cannot share a table")
@@ -279,9 +328,12 @@ def holm_adjust(comparisons: Sequence[Comparison], *, family: str | None = None,
     p_values = [c.p_value for c in comparisons]
     alpha = 1 - comparisons[0].confidence if comparisons else 1 - CONFIDENCE
     steps = holm_step_alphas(p_values, alpha=alpha)
+    equivalence_p = [c.equivalence.p_value for c in comparisons]
+    equivalence_steps = holm_step_alphas(equivalence_p, alpha=alpha)
     return [dataclasses.replace(c, p_holm=p, family=len(comparisons), family_name=name, family_kind=kind,
-                                step_alpha=step)
-            for c, p, step in zip(comparisons, holm(p_values), steps, strict=True)]
+                                step_alpha=step, equivalence_p_holm=eq_p, equivalence_step_alpha=eq_step)
+            for c, p, step, eq_p, eq_step in zip(comparisons, holm(p_values), steps, holm(equivalence_p),
+                                                 equivalence_steps, strict=True)]
 
 
 def _family_kind(metrics: Sequence[str]) -> str:

@@ -95,13 +95,17 @@ def newcombe_interval(both: int, wins: int, losses: int, neither: int, *,
 
 @dataclass(frozen=True)
 class MeanTest:
-    """A mean of per-question values (or of paired differences) with its interval and p-value."""
+    """A mean of per-question values (or of paired differences) with its interval and p-value.
+
+    `p_floor` is the smallest p-value the permutation test could give with the sign patterns it
+    drew (0 when it enumerated them all): a p at the floor means "p at most this"."""
 
     estimate: float
     lo: float
     hi: float
     p_value: float
     n: int
+    p_floor: float = 0.0
 
 
 def mean_interval(values: Sequence[float], *, confidence: float = CONFIDENCE, n_resamples: int = N_RESAMPLES,
@@ -128,44 +132,135 @@ def _batch(n: int) -> int:
 def paired_mean_test(differences: Sequence[float], *, confidence: float = CONFIDENCE,
                      n_resamples: int = N_RESAMPLES, seed: int = SEED) -> MeanTest:
     """Mean of paired differences B - A: BCa interval, and the p-value of a paired permutation
-    test (each question's difference keeps or flips its sign at random under "no difference")."""
+    test (each question's difference keeps or flips its sign at random under "no difference"),
+    drawn until no Holm level lies within its Monte Carlo error (`sign_flip_test`)."""
     d = np.asarray(differences, dtype=float)
     if d.size == 0:
         return MeanTest(math.nan, math.nan, math.nan, math.nan, 0)
     lo, hi = mean_interval(d, confidence=confidence, n_resamples=n_resamples, seed=seed)
-    p = sign_flip_p_value(d, n_resamples=n_resamples, seed=seed) if np.any(d) else 1.0
-    return MeanTest(float(d.mean()), lo, hi, p, int(d.size))
+    if not np.any(d):
+        return MeanTest(float(d.mean()), lo, hi, 1.0, int(d.size))
+    test = sign_flip_test(d, n_resamples=n_resamples, seed=seed, alpha=1 - confidence)
+    return MeanTest(float(d.mean()), lo, hi, test.p_value, int(d.size), test.floor)
 
 
-def sign_flip_p_value(differences: np.ndarray, *, n_resamples: int = N_RESAMPLES, seed: int = SEED) -> float:
-    """Two-sided p-value of the paired permutation test of a mean difference, as scipy's
-    `permutation_test(permutation_type="samples")` defines it: each question keeps or flips its
-    difference's sign at random. A zero difference flips to itself, so only the questions that
-    differ are resampled (all 2^m patterns when they fit in n_resamples, else random ones in
-    blocks of RESAMPLE_BLOCK values): fast and flat in memory however many questions tie."""
+@dataclass(frozen=True)
+class SignFlip:
+    """A sign-flip test's answer: the two-sided p-value, how many sign patterns it rests on, and
+    whether those were every pattern (`exact`: p is the exact permutation p-value) or random ones
+    (then `error` is p's Monte Carlo standard error and `floor` the smallest p they can give)."""
+
+    p_value: float
+    resamples: int
+    exact: bool
+    error: float
+    floor: float
+
+
+def decision_levels(alpha: float = 1 - CONFIDENCE, *, largest_family: int = settings.SIGN_FLIP_FAMILY_MAX
+                    ) -> np.ndarray:
+    """Every level a Holm family can judge a p-value at: alpha / j for j = 1 .. largest_family.
+
+    Holm's step i (0-based) of m compares p with alpha / (m - i), and a comparison after the step
+    where Holm stops is judged at that step's level; so whatever the family, "p below its level"
+    is "p below alpha / j" for one whole j."""
+    return alpha / np.arange(1, largest_family + 1)
+
+
+def sign_flip_test(differences: np.ndarray, *, n_resamples: int = N_RESAMPLES, seed: int = SEED,
+                   alpha: float = 1 - CONFIDENCE, max_resamples: int = settings.SIGN_FLIP_MAX_RESAMPLES,
+                   z: float = settings.SIGN_FLIP_Z) -> SignFlip:
+    """The paired sign-flip test of a mean difference, with a p-value no seed can move across a
+    decision level.
+
+    Only the questions that differ are flipped (a zero flips to itself). Up to
+    `settings.SIGN_FLIP_EXACT_MAX` of them, every sign pattern is counted: the exact p-value.
+    Beyond, `n_resamples` random patterns are drawn, and while a level some Holm family could
+    judge this p at (`decision_levels`) lies within `z` Monte Carlo standard errors of it, as
+    many again are drawn (the counts add up) until `max_resamples`. A p far from every level stops
+    at the first round; one near a level is drawn until its side of the level is settled, so a
+    verdict changes with the seed only when p lies within z standard errors of `max_resamples`
+    draws of a level (about 0.0008 at 0.05, 0.0002 at 0.004).
+    """
     changed = np.asarray(differences, dtype=float)
     changed = changed[changed != 0]
-    return sign_flip_p(changed, sign_draws(changed.size, n_resamples=n_resamples, seed=seed))
+    m = changed.size
+    if m == 0:
+        return SignFlip(1.0, 1, True, 0.0, 0.0)
+    if m <= settings.SIGN_FLIP_EXACT_MAX:
+        return SignFlip(sign_flip_p(changed, _all_patterns(m)), 2 ** m, True, 0.0, 0.0)
+    observed = total = float(changed.sum())
+    tolerance = 1e-12 * max(1.0, float(np.abs(changed).sum()))  # equal sums added in another order
+    rng, less, greater, drawn, rows = np.random.default_rng(seed), 0, 0, 0, n_resamples
+    levels = decision_levels(alpha)
+    while True:
+        for start in range(0, rows, _batch(m // 8 + 1)):
+            null = _null_sums(changed, total, rng, min(_batch(m // 8 + 1), rows - start))
+            less += int(np.sum(null <= observed + tolerance))
+            greater += int(np.sum(null >= observed - tolerance))
+        drawn += rows
+        tail = (min(less, greater) + 1) / (drawn + 1)  # scipy's rule: the observed pattern counts once more
+        p, error = min(1.0, 2 * tail), 2 * math.sqrt(tail * (1 - tail) / drawn)
+        if drawn >= max_resamples or not np.any(np.abs(levels - p) < z * error):
+            return SignFlip(p, drawn, False, error, 2 / (drawn + 1))
+        rows = min(drawn, max_resamples - drawn)
+
+
+def _null_sums(values: np.ndarray, total: float, rng: np.random.Generator, rows: int) -> np.ndarray:
+    """`rows` sums of the values under random signs, eight questions per random byte."""
+    return total - 2.0 * _bit_sums(values, rng.integers(0, 256, size=(rows, (values.size + 7) // 8),
+                                                        dtype=np.uint8))
+
+
+def _bit_sums(values: np.ndarray, draws: np.ndarray) -> np.ndarray:
+    """b @ values for each row of random bits b, packed eight to a byte in `draws`.
+
+    With s = 1 - 2b, a sign pattern's sum is sum(values) - 2 * (b @ values). The values are taken
+    eight at a time, and the 256 sums of each group are tabled once, so one byte of a draw picks
+    its group's part: a lookup per eight questions instead of eight products, and no sign matrix."""
+    width = draws.shape[1]
+    padded = np.zeros(8 * width)
+    padded[:values.size] = values
+    tables = padded.reshape(width, 8) @ np.unpackbits(np.arange(256, dtype=np.uint8)[:, None], axis=1).T
+    partial = np.zeros(draws.shape[0])
+    for group in range(width):
+        partial += tables[group][draws[:, group]]
+    return partial
+
+
+def sign_flip_p_value(differences: np.ndarray, *, n_resamples: int = N_RESAMPLES, seed: int = SEED,
+                      alpha: float = 1 - CONFIDENCE) -> float:
+    """Two-sided p-value of the paired permutation test of a mean difference, as scipy's
+    `permutation_test(permutation_type="samples")` defines it: each question keeps or flips its
+    difference's sign at random. Exact for a few changed questions, else drawn until its side of
+    every Holm level is settled (`sign_flip_test`); fast and flat in memory however many tie."""
+    return sign_flip_test(differences, n_resamples=n_resamples, seed=seed, alpha=alpha).p_value
 
 
 @dataclass(frozen=True)
 class SignDraws:
-    """The sign patterns of a sign-flip test on m values: every pattern (`exact`), or n_resamples
-    random ones in blocks of about RESAMPLE_BLOCK signs. Drawn once, they can test many shifted
-    samples with the same patterns (`course_lib.evaluation.intervals.sign_flip_interval`)."""
+    """The sign patterns of a sign-flip test on m values: every pattern (`exact`, a matrix of
+    signs), or n_resamples random ones as bits packed eight to a byte, in blocks. Drawn once, they
+    can test many shifted samples with the same patterns
+    (`course_lib.evaluation.intervals.sign_flip_interval`)."""
 
     blocks: tuple[np.ndarray, ...]
     exact: bool
 
 
+def _all_patterns(m: int) -> SignDraws:
+    """Every one of the 2^m sign patterns of m values."""
+    return SignDraws((1 - 2 * ((np.arange(2 ** m)[:, None] >> np.arange(m)) & 1),), True)
+
+
 def sign_draws(m: int, *, n_resamples: int = N_RESAMPLES, seed: int = SEED) -> SignDraws:
     """All 2^m sign patterns when they fit in n_resamples, else n_resamples random ones (seeded)."""
     if 2 ** m <= n_resamples:
-        return SignDraws((1 - 2 * ((np.arange(2 ** m)[:, None] >> np.arange(m)) & 1),), True)
-    rng, blocks = np.random.default_rng(seed), []
-    for start in range(0, n_resamples, _batch(m)):
-        rows = min(_batch(m), n_resamples - start)
-        blocks.append(1 - 2 * rng.integers(0, 2, size=(rows, m), dtype=np.int8))
+        return _all_patterns(m)
+    rng, blocks, width = np.random.default_rng(seed), [], (m + 7) // 8
+    for start in range(0, n_resamples, _batch(width)):
+        rows = min(_batch(width), n_resamples - start)
+        blocks.append(rng.integers(0, 256, size=(rows, width), dtype=np.uint8))
     return SignDraws(tuple(blocks), False)
 
 
@@ -175,7 +270,10 @@ def sign_flip_p(values: np.ndarray, draws: SignDraws) -> float:
     2 / (n_resamples + 1): see `sign_flip_floor`."""
     values = np.asarray(values, dtype=float)
     observed = values.sum()
-    null = np.concatenate([block @ values for block in draws.blocks])
+    if draws.exact:
+        null = np.concatenate([block @ values for block in draws.blocks])
+    else:
+        null = observed - 2.0 * np.concatenate([_bit_sums(values, block) for block in draws.blocks])
     adjustment = 0 if draws.exact else 1
     tolerance = 1e-12 * max(1.0, abs(observed))  # equal sums computed in another order still count
     less = (np.sum(null <= observed + tolerance) + adjustment) / (null.size + adjustment)
@@ -183,12 +281,12 @@ def sign_flip_p(values: np.ndarray, draws: SignDraws) -> float:
     return float(min(1.0, 2 * min(less, greater)))
 
 
-def sign_flip_floor(differences: np.ndarray, *, n_resamples: int = N_RESAMPLES) -> float:
+def sign_flip_floor(differences: np.ndarray, *, n_resamples: int = N_RESAMPLES, seed: int = SEED) -> float:
     """The smallest p-value `sign_flip_p_value` can give these differences by resampling:
-    2 / (n_resamples + 1) when it draws random sign patterns, 0 when it enumerates them all (then
-    its p-value is exact). A p-value at this floor means "p at most this", and prints as `p ≤ …`."""
-    m = int(np.count_nonzero(np.asarray(differences, dtype=float)))
-    return 0.0 if 2 ** m <= n_resamples else 2 / (n_resamples + 1)
+    2 / (resamples + 1) for the number of random sign patterns it drew, 0 when it enumerates them
+    all (then its p-value is exact). A p-value at this floor means "p at most this", and prints
+    as `p ≤ …`."""
+    return sign_flip_test(differences, n_resamples=n_resamples, seed=seed).floor
 
 
 @dataclass(frozen=True)
@@ -228,6 +326,18 @@ def tost(differences: Sequence[float], *, margin: float, alpha: float = 1 - CONF
     half = stats.t.ppf(1 - alpha, d.size - 1) * stats.sem(d)
     return Equivalence(mean, float(mean - half), float(mean + half), float(max(p_low, p_high)), margin,
                        int(d.size))
+
+
+def tost_interval(differences: Sequence[float], *, alpha: float = 1 - CONFIDENCE) -> tuple[float, float]:
+    """The t-interval at 1 - 2*alpha of a mean paired difference: `tost`'s interval, at any level
+    (a Holm step's, when the two one-sided tests are corrected over a family)."""
+    d = np.asarray(differences, dtype=float)
+    if d.size < 2:
+        return math.nan, math.nan
+    if np.ptp(d) == 0:
+        return float(d.mean()), float(d.mean())
+    half = stats.t.ppf(1 - alpha, d.size - 1) * stats.sem(d)
+    return float(d.mean() - half), float(d.mean() + half)
 
 
 def paired_proportion_tost(a: np.ndarray, b: np.ndarray, *, margin: float,

@@ -7,8 +7,9 @@ chosen from those figures alone:
 
 - "gain" / "loss": the test rejects "no difference" (Holm-adjusted p below 0.05); the interval
   printed is the test's own at the comparison's Holm level, and it excludes 0;
-- "equivalent": it does not, and two one-sided tests show |difference| < the declared margin;
-  the interval printed is their 90% interval, and it lies inside ±margin;
+- "equivalent": it does not, and two one-sided tests show |difference| < the declared margin,
+  corrected over the same Holm family; the interval printed is theirs at their Holm level (90%
+  for a comparison judged alone), and it lies inside ±margin;
 - "cannot tell": neither; the interval printed contains 0 and reaches past ±margin.
 
 So "no difference" is never read off an interval that contains zero, a reader who applies those
@@ -68,6 +69,13 @@ def comparison_p(c: Comparison) -> str:
     return f"{text} over {c.family}" if holm else text
 
 
+def equivalence_p(c: Comparison) -> str:
+    """The two one-sided tests' p: Holm-adjusted over the comparison's family when it has one."""
+    holm = c.equivalence_p_holm is not None and (c.family or 1) > 1
+    p = c.equivalence_p_holm if holm else c.equivalence.p_value
+    return f"{p_text(p, holm=True)} over {c.family}" if holm else p_text(p)
+
+
 def level_text(level: float) -> str:
     """0.9 -> "90%", 0.98333 -> "98.3%": an interval's level for reading."""
     return f"{100 * level:.3g}%"
@@ -87,8 +95,8 @@ def wins_losses(c: Comparison) -> str:
 def _small_print(c: Comparison) -> str:
     """What a verdict rests on, for the line under it: level, test and p, margin, questions."""
     margin = f"margin ±{c.equivalence.margin:g}"
-    if word(c) == EQUIVALENT:  # its interval is the two one-sided tests': no Holm, no floor
-        rests_on = f"two one-sided tests within {margin}, {p_text(c.equivalence.p_value)}"
+    if word(c) == EQUIVALENT:  # its interval is the two one-sided tests', at their Holm level: no floor
+        rests_on = f"two one-sided tests within {margin}, {equivalence_p(c)}"
     else:
         rests_on = f"{c.test} {comparison_p(c)}; equivalence {margin}"
     return (f"{level_text(c.decision.level)} interval · {rests_on} · {c.wins} questions up, {c.losses} down, "
@@ -118,6 +126,14 @@ def verdict(comparison: Comparison, *, what: str | None = None) -> Verdict:
                    f"{word(c)}<br><small>{html.escape(_small_print(c))}</small>")
 
 
+def margin_text(comparisons: Sequence[Comparison]) -> str:
+    """"±0.05", or "±0.05 (recall@5), ±0.03 (mrr)" when the metrics' declared margins differ."""
+    margins = {c.metric: c.equivalence.margin for c in comparisons}
+    if len(set(margins.values())) <= 1:
+        return f"±{next(iter(margins.values())):g}" if margins else ""
+    return ", ".join(f"±{margin:g} ({metric})" for metric, margin in margins.items())
+
+
 def family_caption(comparisons: Sequence[Comparison]) -> str:
     """The sentence under a table that names its Holm family, primary or secondary."""
     if not comparisons or comparisons[0].p_holm is None:
@@ -125,27 +141,34 @@ def family_caption(comparisons: Sequence[Comparison]) -> str:
     c = comparisons[0]
     kind = f"{c.family_kind} " if c.family_kind else ""
     return (f"One {kind}Holm family: {c.family_name} ({c.family} comparison{'s' * (c.family != 1)}); "
-            f"equivalence margin ±{c.equivalence.margin:g}.")
+            f"equivalence margin {margin_text(comparisons)}.")
+
+
+def _span(levels: Sequence[float]) -> str:
+    """"95%", "95%–98.3%" or "none": the levels of some rows' intervals, lowest to highest."""
+    texts = list(dict.fromkeys(level_text(level) for level in sorted(levels)))
+    return texts[0] if len(texts) == 1 else f"{texts[0]}–{texts[-1]}" if texts else "none"
 
 
 def interval_caption(comparisons: Sequence[Comparison]) -> str:
     """The sentence that says which interval each row prints, and at which level.
 
-    "Interval: 90% for equivalence (inside ±0.05); otherwise the test's own at the row's Holm
-    level (95%–98.3% here), clear of 0 exactly for a gain or a loss."
+    "Interval: for equivalence, the two one-sided tests' at their Holm level (90% here; it lies
+    inside ±0.05); otherwise the test's own at the row's Holm level (95%–98.3% here), clear of 0
+    exactly for a gain or a loss." Every level it names is one a row prints.
     """
     if not comparisons:
         return ""
-    margin = f"±{comparisons[0].equivalence.margin:g}"
+    margin = margin_text(comparisons)
     tested = [c.decision.level for c in comparisons if c.decision.basis != EQUIVALENCE_BASIS]
-    levels = list(dict.fromkeys(level_text(level) for level in sorted(tested)))
-    span = levels[0] if len(levels) == 1 else f"{levels[0]}–{levels[-1]}" if levels else "none"
-    alpha = 1 - comparisons[0].confidence
-    text = (f"Interval: {level_text(1 - 2 * alpha)} for equivalence (it lies inside {margin}); otherwise the "
-            f"test's own at the row's Holm level ({span} here), clear of 0 exactly for a gain or a loss.")
+    equivalence = [1 - 2 * c.equivalence_alpha for c in comparisons]
+    text = (f"Interval: for equivalence, the two one-sided tests' at their Holm level ({_span(equivalence)} "
+            f"here; it lies inside {margin}); otherwise the test's own at the row's Holm level "
+            f"({_span(tested)} here), clear of 0 exactly for a gain or a loss.")
     if any(c.decision.widened for c in comparisons):
-        text += (f" A \"cannot tell\" interval that would fit inside {margin} is widened to the "
-                 f"{level_text(1 - 2 * alpha)} one, which reaches past it.")
+        text += (f" A \"cannot tell\" interval that would fit inside {margin} is widened to take in the "
+                 "equivalence interval too, which reaches past it; the two together cover at least as often "
+                 "as either, so the row prints the higher of their levels.")
     return text
 
 
