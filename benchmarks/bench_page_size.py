@@ -2,6 +2,7 @@
 
     python benchmarks/bench_page_size.py [--shapes prose,table,nested,run] [--sizes 50,100,...]
                                          [--stage chunk|parse|both] [--max-seconds 180]
+    python benchmarks/bench_page_size.py --pages [--big-mb 15] [--replies 5000]
 
 For each page shape (prose without sentence punctuation, one huge table, deep nesting, a long
 run of one character) and each size, the page is generated, parsed with `parse.parse_blocks`
@@ -10,11 +11,21 @@ budget), and each stage is timed. Every time is printed with its ratio to the pr
 a linear stage shows about 2.0 per doubling, a quadratic one about 4.0. A stage that takes
 longer than --max-seconds stops that shape (the following sizes would only take longer).
 The unit tests assert the same linearity by counting tokenizer work, not by the clock.
+
+`--pages` runs whole pages through parse -> chunk -> index (the BM25 index over the chunks; the
+dense index would only add the embedder's time per chunk, linear by construction) in one run: a
+1 MB documentation-like page (headings, prose, tables, code), the same page at --big-mb MB, and a
+discussion thread of --replies replies each nested in the one before. Each page runs in its own
+forked process, so its peak memory (ru_maxrss, less the process's size when it started) is its
+own; times and peak memory are printed with their ratios to the 1 MB page, and the bytes ratio
+beside them: linear growth keeps the time ratio near the bytes ratio.
 """
 from __future__ import annotations
 
 import argparse
+import multiprocessing
 import os
+import resource
 import time
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -58,14 +69,85 @@ def run(size: int) -> str:
 SHAPES = {"prose": prose, "table": table, "nested": nested, "run": run}
 
 
+SECTION = ("<h2>Section {i}</h2><p>The reader opens file number {i} and checks its header first. "
+           "It then decodes every row, keeps the values it knows and reports the others.</p>"
+           "<table><tr><th>Option</th><th>Default</th></tr><tr><td>option{i}</td><td>{i}</td></tr>"
+           "<tr><td>limit{i}</td><td>100</td></tr></table>"
+           "<pre>def read_{i}(path):\n    with open(path) as handle:\n        return handle.read()</pre>")
+
+
+def documentation(size: int) -> str:
+    """A documentation-like page of `size` bytes: sections of prose, a small table and code."""
+    sections, n, i = [], 0, 0
+    while n < size:
+        sections.append(SECTION.format(i=i))
+        n += len(sections[-1])
+        i += 1
+    return "<html><body><main><h1>Reference</h1>" + "".join(sections) + "</main></body></html>"
+
+
+def thread(replies: int) -> str:
+    """A discussion thread: each reply nested inside the one before, as threaded forums write them."""
+    opening = "".join(f'<div class="reply"><p class="author">user{i}</p><p>Reply {i}: I tried the fix '
+                      f"from the previous answer and it works for version {i % 7}.</p>" for i in range(replies))
+    return ("<html><body><main><h1>Thread: reading large files</h1><p>How do I read a large file?</p>"
+            + opening + "</div>" * replies + "</main></body></html>")
+
+
+def _through_index(html: str, out) -> None:
+    """Parse, chunk and index one page (in a forked process); send back the times and peak memory."""
+    from course_lib.core.pipeline import Pipeline
+
+    base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    times = []
+    start = time.perf_counter()
+    blocks = parse_blocks(html)
+    times.append(time.perf_counter() - start)
+    start = time.perf_counter()
+    chunks = chunk_blocks(blocks, doc="page.html", counter=get_counter())
+    times.append(time.perf_counter() - start)
+    start = time.perf_counter()
+    Pipeline.over(chunks, dense=False)
+    times.append(time.perf_counter() - start)
+    peak_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - base  # KB on Linux
+    out.send((times, len(blocks), len(chunks), peak_kb / 1024))
+
+
+def pages(big_mb: float, replies: int) -> None:
+    """The 1 MB page, the big page and the thread, each through parse -> chunk -> index, with ratios."""
+    context = multiprocessing.get_context("fork")  # the warmed tokenizer comes along
+    rows = {"1 MB page": documentation(1_000_000), f"{big_mb:g} MB page": documentation(int(big_mb * 1e6)),
+            f"thread, {replies} nested replies": thread(replies)}
+    print(f"{'page':<30} {'MB':>6} {'parse s':>8} {'chunk s':>8} {'index s':>8} {'total s':>8} {'peak MB':>8} "
+          f"{'blocks':>7} {'chunks':>7} | ratios to 1 MB: bytes, time, memory", flush=True)
+    first = None
+    for name, html in rows.items():
+        receive, send = context.Pipe(duplex=False)
+        child = context.Process(target=_through_index, args=(html, send))
+        child.start()
+        times, n_blocks, n_chunks, peak = receive.recv()
+        child.join()
+        size, total = len(html.encode()) / 1e6, sum(times)
+        first = first or (size, total, max(peak, 1e-3))
+        print(f"{name:<30} {size:>6.1f} {times[0]:>8.2f} {times[1]:>8.2f} {times[2]:>8.2f} {total:>8.2f} "
+              f"{peak:>8.1f} {n_blocks:>7} {n_chunks:>7} | {size / first[0]:.1f}, {total / first[1]:.1f}, "
+              f"{peak / first[2]:.1f}", flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--shapes", default=",".join(SHAPES))
     parser.add_argument("--sizes", default=",".join(map(str, SIZES_KB)), help="page sizes in KB")
     parser.add_argument("--max-seconds", type=float, default=180.0)
+    parser.add_argument("--pages", action="store_true", help="whole pages through parse, chunk and index")
+    parser.add_argument("--big-mb", type=float, default=15.0, help="the big page's size (--pages)")
+    parser.add_argument("--replies", type=int, default=5000, help="the thread's nested replies (--pages)")
     args = parser.parse_args()
     counter = get_counter()
     chunk_blocks(parse_blocks(prose(5000)), doc="warm-up.html", counter=counter)  # load and warm the tokenizer
+    if args.pages:
+        pages(args.big_mb, args.replies)
+        return
     print(f"{'shape':<8} {'size':>8} {'parse s':>9} {'ratio':>6} {'chunk s':>9} {'ratio':>6} {'chunks':>7}")
     for shape in args.shapes.split(","):
         previous: tuple[float, float] | None = None

@@ -167,7 +167,8 @@ def disk_text(root: Path, cache: Path) -> str:
 
 def _finding_row(label: str, c: Mapping) -> str:
     """One metric of the headline: the two values, the difference with the interval its word was
-    decided on (Holm level; for equivalence the two one-sided tests' Holm level; older records: 95%), wins / losses, the word."""
+    decided on (Holm level; for equivalence the two one-sided tests' Holm level; older records: 95%),
+    wins / losses, the word."""
     lo, hi = c.get("decision", c.get("interval"))
     level = f"{100 * c.get('decision_level', 0.95):.3g}%"
     return (f"| {label} | {c['naive']:.2f} | {c['final']:.2f} | {signed(c['delta'], 2)} [{signed(lo, 2)}, "
@@ -203,8 +204,8 @@ def findings(records: dict[str, dict]) -> str:
     reranker = f", re-ranked by `{figures['reranker']}`" if figures.get("reranker") else ""
     method = (f"Each verdict is decided by its paired test (exact McNemar for recall, sign flips for MRR) at "
               f"the Holm-adjusted level over these {len(rows)} metrics; the interval beside it is the one at "
-              "that level (Newcombe's for recall, the sign-flip test inverted for MRR; for \"equivalent\", the "
-              "two one-sided tests' at their own Holm level), so a gain or a loss lies clear of 0 and "
+              "that level (Newcombe's for recall, the sign-flip test inverted for MRR; for \"equivalent\", "
+              "the two one-sided tests' at their own Holm level), so a gain or a loss lies clear of 0 and "
               "\"cannot tell\" contains it.")
     pipeline = (f"The final pipeline (parsed, structure-chunked within the token limit, BM25 and dense fused "
                 f"by RRF{reranker}) against the naive one on the test split.")

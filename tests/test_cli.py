@@ -221,6 +221,20 @@ def test_debug_shows_the_traceback_behind_a_failed_check(monkeypatch, capsys):
     assert "Traceback" in err and 'raise RuntimeError("the cache folder is gone")' in err
 
 
+def test_check_warns_when_the_corpus_is_mostly_not_english_without_failing(monkeypatch, capsys):
+    from course_lib.app import check
+    from course_lib.core import load
+    from course_lib.records import Page
+
+    german = "<html><body><p>Der Vertrag wird mit der Unterschrift beider Parteien wirksam und gilt ein Jahr.</p></body></html>"
+    monkeypatch.setattr(load, "load_pages", lambda: [Page("a.html", german), Page("b.html", german)])
+    monkeypatch.setattr(check, "CHECKS", {"corpus language": check.CHECKS["corpus language"]})
+    assert main(["check"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("OK    corpus language        0 of 2 pages read as English")
+    assert "reads English only" in out and "multilingual-e5-small" in out
+
+
 @pytest.mark.model
 def test_debug_shows_why_the_parser_skipped_a_page(tmp_path, parser_failing_on, capsys):
     parser_failing_on("odd page", RecursionError("a parser bug"))

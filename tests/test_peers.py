@@ -27,12 +27,13 @@ def own_cache(private_cache):
 WINDOW = peers.Window(tokens=256, special=2, chars_per_token=3.0)  # a window for tests: no model loaded
 # unstructured imports torch (its NLP stack), so its runs are `model` tests; the other peers load none.
 UNSTRUCTURED = pytest.param("peer:unstructured", marks=pytest.mark.model)
+CHONKIE = pytest.param("peer:chonkie", marks=pytest.mark.model)  # counts with the embedder's tokenizer
 SMALL = peers.Window(tokens=42, special=2, chars_per_token=2.0)  # 40 content tokens, 80 characters
 
 
 def test_peers_are_their_own_group_and_leave_the_lesson_pipelines_alone():
     assert set(peers.PEERS) == {"peer:langchain-header", "peer:langchain-semantic", "peer:unstructured",
-                                "peer:docling", "peer:trafilatura"}
+                                "peer:docling", "peer:trafilatura", "peer:chonkie", "peer:llamaindex"}
     assert not set(peers.PEERS) & set(PIPELINES)
 
 
@@ -67,7 +68,7 @@ def test_a_character_bound_is_set_at_the_low_rate_when_there_is_one():
 
 
 @pytest.mark.parametrize("name", ["peer:langchain-header", "peer:langchain-semantic", UNSTRUCTURED,
-                                  "peer:trafilatura"])
+                                  "peer:trafilatura", CHONKIE, "peer:llamaindex"])
 def test_each_peer_chunks_a_page_and_the_course_adds_nothing(name):
     run = peers.run_peer(name, [Page("a.html", PAGE)], window=WINDOW)
     assert run.chunks and not run.failures and run.window == WINDOW
@@ -115,6 +116,33 @@ def test_langchain_header_moves_inline_code_out_of_its_sentence():
     bodies = " ".join(c.body for c in peers.run_peer("peer:langchain-header", [Page("a.html", PAGE)],
                                                       window=WINDOW).chunks)
     assert "Use how='left' to keep" not in bodies and "how='left'" in bodies
+
+
+@pytest.mark.model
+def test_chonkie_splits_a_table_by_rows_repeating_its_header():
+    from course_lib.core.tokens import get_counter
+
+    counter = get_counter()
+    rows = "".join(f"<tr><td>key{i}</td><td>value number {i} of the long table</td></tr>" for i in range(40))
+    html = f"<h1>T</h1><p>Before the table.</p><table><thead><tr><th>Key</th><th>Value</th></tr></thead>" \
+           f"<tbody>{rows}</tbody></table><p>After the table.</p>"
+    window = peers.Window(tokens=64, special=counter.special_tokens, chars_per_token=3.0)
+    chunks = peer_chunkers.chonkie_chunks(html, window)
+    tables = [c for c in chunks if c.startswith("<table>")]
+    assert len(tables) > 1 and all("<th>Key</th>" in c for c in tables)  # HTML markup, header repeated
+    assert all(f"key{i}<" in "".join(tables) for i in range(40))
+    texts = [c for c in chunks if not c.startswith("<table>")]
+    assert max(counter.count(c) for c in texts) <= window.tokens  # chonkie counts without special tokens
+    # its table chunks can pass the window, counted on the whole chunk (lesson 10's "over" column)
+    assert max(counter.count(c) for c in tables) > window.tokens
+    assert "Before the table.\nAfter the table." in chunks[0]  # the rest is the page's text
+
+
+def test_llamaindex_keeps_only_its_tags_so_tables_and_code_are_dropped():
+    html = PAGE.replace("</div>", "<pre>df.join(other, how='left')</pre></div>")
+    bodies = " ".join(peer_chunkers.llamaindex_chunks(html, WINDOW))
+    assert "overlapping columns" in bodies and "Keys from the left frame only" not in bodies
+    assert "df.join(other" not in bodies
 
 
 def test_a_page_a_library_fails_on_is_reported_not_fatal(monkeypatch):

@@ -83,6 +83,15 @@ def _corpus() -> tuple[bool, str]:
     return len(pages) > 0, f"{len(pages)} pages verified against {corpus.MANIFEST.name}"
 
 
+def _language() -> tuple[bool, str]:
+    """A warning, never a failure: the bundled embedder reads English only, so a corpus mostly in
+    another language is named with the multilingual embedder to pass (`survey.language_note`)."""
+    from course_lib.core import load as corpus
+    from course_lib.extras.survey import language_note
+
+    return True, language_note(corpus.load_pages())
+
+
 def _cache() -> tuple[bool, str]:
     from course_lib.infra.paths import cache_dir
 
@@ -100,6 +109,7 @@ CHECKS: dict[str, Callable[[], tuple[bool, str]]] = {
     "embedding model": _model,
     "embeddings make sense": _embedding,
     "corpus": _corpus,
+    "corpus language": _language,
     "cache": _cache,
 }
 

@@ -1,8 +1,8 @@
 """Lesson 10's peer libraries as page chunkers: each turns one page's HTML into chunk texts.
 
-LangChain (two HTML splitters), unstructured, docling and trafilatura, each called as its own
-documentation says, at a `Window` measured in the run (`peers.measure_window`). This module is
-the code that produces a peer's chunks, and only that: `peers.run_peer` keys its disk cache by
+LangChain (two HTML splitters), unstructured, docling, trafilatura, chonkie and LlamaIndex, each
+called as its own documentation says, at a `Window` measured in the run (`peers.measure_window`).
+This module is the code that produces a peer's chunks, and only that: `peers.run_peer` keys its disk cache by
 this whole module's source (`infra.json_cache.code_digest`), so an edit here chunks again while
 an edit to the running, caching and comparing in `peers` does not. Each library is imported only
 when its peer runs (`pip install -e .[peers]`).
@@ -185,19 +185,26 @@ def unstructured_chunks(html: str, window: Window, *, force: str | None = None) 
 
 
 @lru_cache(maxsize=2)
+def embedder_tokenizer(model: str | None):
+    """The embedder's own Hugging Face tokenizer, for the libraries that count tokens with it."""
+    from transformers import AutoTokenizer
+
+    from course_lib.infra.models import resolve_model
+
+    target, local = resolve_model(model)
+    # docling and chonkie count whole sections before splitting them: no warning at 512
+    return AutoTokenizer.from_pretrained(target, local_files_only=local, model_max_length=1_000_000)
+
+
+@lru_cache(maxsize=2)
 def _docling(max_tokens: int, model: str | None):
     from docling.datamodel.base_models import InputFormat
     from docling.document_converter import DocumentConverter
     from docling_core.transforms.chunker.hybrid_chunker import HybridChunker
     from docling_core.transforms.chunker.tokenizer.huggingface import HuggingFaceTokenizer
-    from transformers import AutoTokenizer
-
-    from course_lib.infra.models import resolve_model
 
     logging.getLogger("docling").setLevel(logging.ERROR)
-    target, local = resolve_model(model)
-    # docling counts whole sections before splitting them: its tokenizer must not warn at 512
-    auto = AutoTokenizer.from_pretrained(target, local_files_only=local, model_max_length=1_000_000)
+    auto = embedder_tokenizer(model)
     chunker = HybridChunker(tokenizer=HuggingFaceTokenizer(tokenizer=auto, max_tokens=max_tokens))
     return DocumentConverter(allowed_formats=[InputFormat.HTML]), chunker
 
@@ -234,3 +241,54 @@ def trafilatura_chunks(html: str, window: Window) -> list[str]:
     text = trafilatura.extract(html) or ""
     chunks = fixed_size_chunks(text, doc="", size=window.chars, overlap=trafilatura_overlap(window))
     return [c.body for c in chunks]
+
+
+@lru_cache(maxsize=2)
+def _chonkie(chunk_size: int, model: str | None):
+    from chonkie import RecursiveChunker, TableChef, TableChunker
+
+    logging.getLogger("chonkie").setLevel(logging.ERROR)
+    tokenizer = embedder_tokenizer(model)
+    return (TableChef(), TableChunker(tokenizer=tokenizer, chunk_size=chunk_size),
+            RecursiveChunker(tokenizer=tokenizer, chunk_size=chunk_size))
+
+
+@register_peer("chonkie", "chonkie",
+               "TableChef().parse(html) + TableChunker(the embedder's tokenizer, "
+               "chunk_size={content_tokens}) per <table>; the rest "
+               "BeautifulSoup.get_text('\\n', strip=True) + RecursiveChunker(same tokenizer, "
+               "chunk_size={content_tokens})",
+               "{content_tokens} tokens (chonkie counts without special tokens)")
+def chonkie_chunks(html: str, window: Window) -> list[str]:
+    """chonkie's HTML path: `TableChef` finds each top-level `<table>` and `TableChunker` splits it by
+    rows, repeating its header, as HTML markup (what it hands over). chonkie reads no other HTML,
+    so the text outside the tables is left to the user: the page's text, one line per string
+    (BeautifulSoup's `get_text`, scripts and styles left out), cut by `RecursiveChunker`.
+    `TableChef` is called as `parse`, the string path of `process`, which first asks whether a
+    whole page of HTML names a file (an OSError on a long page)."""
+    from bs4 import BeautifulSoup
+
+    chef, table_chunker, text_chunker = _chonkie(window.content_tokens, window.model)
+    tables = chef.parse(html).tables
+    rest, start = [], 0
+    for table in sorted(tables, key=lambda t: t.start_index):
+        rest.append(html[start:table.start_index])
+        start = table.end_index
+    text = BeautifulSoup("".join(rest) + html[start:], "html.parser").get_text("\n", strip=True)
+    chunks = [c.text for c in text_chunker.chunk(text)]
+    return chunks + [c.text for table in tables for c in table_chunker.chunk(table.content)]
+
+
+@register_peer("llamaindex", "llama-index-core",
+               "HTMLNodeParser() (its default tags: p, h1-h6, li, b, i, u, section) over "
+               "Document(text=html); each node's get_content(MetadataMode.NONE)",
+               "none: one node per run of same-tag elements, however long (it takes no size)")
+def llamaindex_chunks(html: str, window: Window) -> list[str]:
+    """LlamaIndex's `HTMLNodeParser` with its defaults: one node per run of consecutive elements of
+    one tag among its list, each node's text without its metadata ("tag: p", not page text)."""
+    from llama_index.core import Document
+    from llama_index.core.node_parser import HTMLNodeParser
+    from llama_index.core.schema import MetadataMode
+
+    nodes = HTMLNodeParser().get_nodes_from_documents([Document(text=html)])
+    return [node.get_content(metadata_mode=MetadataMode.NONE) for node in nodes]

@@ -1,12 +1,14 @@
 """The libraries a practitioner would otherwise reach for, as pipelines beside the course's.
 
-LangChain (two HTML splitters), unstructured, docling and trafilatura each turn one page's HTML
-into chunk texts their own way; everything after that is the course's: the same embedder (dense
-search, like the lesson 01-05 pipelines), the same questions, the same strict judge.
+LangChain (two HTML splitters), unstructured, docling, trafilatura, chonkie and LlamaIndex each
+turn one page's HTML into chunk texts their own way; everything after that is the course's: the
+same embedder (dense search, like the lesson 01-05 pipelines), the same questions, the same strict
+judge.
 
 **The course adds nothing to a peer's chunks**: no context line, no title (`text == body`). A
 chunk is embedded as its library hands it over, so the library's own size bound counted all of
-it. LangChain keeps its headers in metadata, outside the chunk and its bound: not embedded.
+it. LangChain keeps its headers in metadata, outside the chunk and its bound: not embedded; so
+does LlamaIndex its node's tag name.
 docling's `contextualize(chunk)` (headings + text) is what its `max_tokens` bounds and what it
 says to embed. **Every window is measured in the run** (`measure_window`): the embedder's real
 limit, its special tokens, and the corpus's characters per token under its tokenizer; a library
