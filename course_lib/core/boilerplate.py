@@ -258,9 +258,9 @@ class _Rules:
         return any(s is not tag and isinstance(s, Tag) and (s.name, s.get("class")) == shape
                    and self.actions.get(id(s)) for s in tag.parent.contents)
 
-    def rule_of(self, tag: Tag, *, in_landmark: bool = False, in_item: bool = False) -> str | None:
-        """The name of the first rule in force that matches `tag`, or None. Inside a landmark of
-        the main text (`in_landmark`) a link-dense list is content: a list of API references."""
+    def selector_rule(self, tag: Tag) -> str | None:
+        """The first selector rule that matches `tag` and may remove it, or None; a match that
+        holds nearly all of the page is held back and reported instead."""
         hay = None
         for name, matcher, tokens in self.selectors:
             if tokens is not None:
@@ -272,7 +272,13 @@ class _Rules:
                     return name
                 if self.sizes[id(tag)].chars > settings.RULE_MAX_PAGE_SHARE * self.total:
                     self.too_big.add(name)  # a <form> around the page: held back, and reported
+        return None
 
+    def rule_of(self, tag: Tag, *, in_landmark: bool = False, in_item: bool = False) -> str | None:
+        """The name of the first rule in force that matches `tag`, or None. Inside a landmark of
+        the main text (`in_landmark`) a link-dense list is content: a list of API references."""
+        if (name := self.selector_rule(tag)) is not None:
+            return name
         if "inline hidden" in self.names and _INLINE_STYLE_HIDDEN.search(str(tag.get("style") or "")):
             return "inline hidden"
         if ("furniture words" in self.names and _words(tag) & FURNITURE_WORDS and self.small(tag)
