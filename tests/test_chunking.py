@@ -111,6 +111,21 @@ def test_the_context_line_counted_or_not():
     assert len(counted) > len(bare)  # the line's words take room: smaller bodies
 
 
+def test_a_heading_path_longer_than_the_window_is_cut_and_its_section_still_chunked():
+    long_path = ("Page", " ".join(f"h{i}" for i in range(40)))  # 41 words of context for a 12-word budget
+    blocks = [text("the body must survive chunking", long_path, "long")]
+    chunks = chunk_blocks(blocks, doc="p", title="Page", budget=12, counter=WORDS)
+    assert bodies(chunks) == ["the body must survive chunking"]
+    # at most half the budget (settings.CONTEXT_MAX_SHARE), cut at a word, marked as cut
+    line = chunks[0].context
+    assert line.startswith("Page > h0") and line.endswith(" …") and WORDS.count(line) <= 6
+    one_more = " ".join(("Page > h0 h1 h2 h3 h4 h5".split())[:len(line.split())]) + " …"
+    assert WORDS.count(one_more) > 6  # the longest start that fits, not merely a short one
+    assert all(WORDS.count(c.text) <= 12 for c in chunks)
+    short = chunk_blocks([text("body", ("Page", "Usage"), "u")], doc="p", title="Page", budget=12, counter=WORDS)
+    assert short[0].context == "Page > Usage"  # a line within its share is never touched
+
+
 def test_different_heading_paths_or_sections_are_never_mixed():
     # No heading blocks at all: the change of path or section id alone ends the chunk.
     blocks = [
@@ -327,10 +342,12 @@ def test_a_word_longer_than_the_budget_is_cut_inside():
     assert all(get_counter().count(p) <= 4 for p in split.pieces)
 
 
-def test_a_budget_too_small_for_the_context_line_is_an_error():
+def test_a_budget_too_small_for_any_context_line_is_an_error():
+    # A long heading path is cut to its share (test above); a budget that cannot hold the shortest
+    # line ("…") and one character of the body is still refused with a message, never a silent loss.
     block = text("some words here", ("Page", "A very long section heading"), "s")
     with pytest.raises(ValueError, match="budget"):
-        chunk_blocks([block], doc="p", title="Page", budget=6, counter=WORDS)
+        chunk_blocks([block], doc="p", title="Page", budget=3, counter=WORDS)
 
 
 def test_split_sentences():

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
+from course_lib import settings
 from course_lib.core.splitting import Split, embedded_text, split_block
 from course_lib.core.tokens import Counter
 from course_lib.records import Block, Chunk
@@ -22,6 +23,25 @@ Key = tuple[tuple[str, ...], str | None]  # a block's heading path and section i
 def section_key(block: Block) -> Key:
     """Where a block belongs, its heading path and section id: no chunk spans two of these."""
     return tuple(block.heading_path), block.section_id
+
+
+def fitted_context(ctx: str, *, counter: Counter, room: int,
+                   share: float = settings.CONTEXT_MAX_SHARE) -> str:
+    """`ctx` unchanged when it takes at most `share` of `room` tokens, else its longest start, cut
+    at a word, that does, ending in "…". A heading path longer than the window would otherwise
+    leave no room for even one character of the body (the chunker could not place the section)."""
+    limit = int(room * share)
+    if not ctx or counter.count(ctx) <= limit:
+        return ctx
+    words = ctx.split(" ")
+    lo, hi = 0, len(words) - 1  # the most words whose start, with "…", still fits
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if counter.count(" ".join(words[:mid]) + " …") <= limit:
+            lo = mid
+        else:
+            hi = mid - 1
+    return " ".join(words[:lo]) + " …" if lo else "…"
 
 
 class Part(NamedTuple):
@@ -98,9 +118,11 @@ class BlockPacker:
         self.current, self.carried = [], 0
 
     def enter(self, key: Key, ctx: str) -> None:
-        """Close the open chunk and move to another heading path or section, with its context line."""
+        """Close the open chunk and move to another heading path or section, with its context line
+        (cut to its share of the chunk when it is counted: `fitted_context`)."""
         self.close()
-        self.key, self.ctx = key, ctx
+        self.key = key
+        self.ctx = fitted_context(ctx, counter=self.counter, room=self.room) if self.count_context else ctx
 
     def add_block(self, parts: list[Part], headings: Sequence[Part] = ()) -> None:
         """Pack a block's parts, opening with the `headings` that name it when they fit together;
@@ -216,6 +238,7 @@ class WindowPacker:
         self.units = []
 
     def enter(self, ctx: str) -> None:
-        """Close the open window and embed `ctx` with the windows that follow."""
+        """Close the open window and embed `ctx` (cut to its share: `fitted_context`) with the
+        windows that follow."""
         self.close()
-        self.ctx = ctx
+        self.ctx = fitted_context(ctx, counter=self.counter, room=self.budget)
