@@ -37,8 +37,8 @@ NAIVE_CHUNK_CHARS = 1000  # lesson 01: fixed chunks of 1,000 characters ...
 NAIVE_OVERLAP_CHARS = 200  # ... repeating the last 200
 CHUNK_OVERLAP_BLOCKS = 0  # lesson 04's sweep: one block of overlap did not beat none
 CHUNK_MARGIN_TOKENS = 0  # lesson 05: tokens held back from the window (e.g. for an instruction prefix)
-CONTEXT_MAX_SHARE = 0.5  # lesson 04: a context line (title > heading path) takes at most this share of a
-#                           chunk's tokens; a longer one is cut at a word and ends in "…" (never the body)
+CONTEXT_MAX_SHARE = 0.5  # lesson 04: a context line (title > heading path) that fills the window on its own
+#                           is cut at a word to this share of a chunk's tokens, ending in "…" (never the body)
 PREFER_BLANK = 0.6  # lesson 05: cut long code at a blank line once a piece is 60% of the budget
 WINDOW_TOKENS = 256  # lesson 05: the bundled MiniLM's real input limit (max_seq_length), where a
 #                      viewer needs a number before any model is loaded; code that has a model asks

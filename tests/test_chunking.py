@@ -122,8 +122,10 @@ def test_a_heading_path_longer_than_the_window_is_cut_and_its_section_still_chun
     one_more = " ".join(("Page > h0 h1 h2 h3 h4 h5".split())[:len(line.split())]) + " …"
     assert WORDS.count(one_more) > 6  # the longest start that fits, not merely a short one
     assert all(WORDS.count(c.text) <= 12 for c in chunks)
-    short = chunk_blocks([text("body", ("Page", "Usage"), "u")], doc="p", title="Page", budget=12, counter=WORDS)
-    assert short[0].context == "Page > Usage"  # a line within its share is never touched
+    # A line that leaves room for a body is never touched, even past half the budget.
+    fits = ("Page", "one two three four five six")
+    kept = chunk_blocks([text("body words here", fits, "u")], doc="p", title="Page", budget=12, counter=WORDS)
+    assert WORDS.count(kept[0].context) > 6 and kept[0].context == "Page > one two three four five six"
 
 
 def test_different_heading_paths_or_sections_are_never_mixed():

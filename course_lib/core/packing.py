@@ -27,12 +27,12 @@ def section_key(block: Block) -> Key:
 
 def fitted_context(ctx: str, *, counter: Counter, room: int,
                    share: float = settings.CONTEXT_MAX_SHARE) -> str:
-    """`ctx` unchanged when it takes at most `share` of `room` tokens, else its longest start, cut
-    at a word, that does, ending in "…". A heading path longer than the window would otherwise
-    leave no room for even one character of the body (the chunker could not place the section)."""
-    limit = int(room * share)
-    if not ctx or counter.count(ctx) <= limit:
+    """`ctx` unchanged while it leaves room for one character of a body; else its longest start,
+    cut at a word, within `share` of `room` tokens, ending in "…". Only a heading path that fills
+    the window on its own is cut: without the cut the section could not be chunked at all."""
+    if not ctx or counter.count(embedded_text(ctx, "x")) <= room:
         return ctx
+    limit = int(room * share)
     words = ctx.split(" ")
     lo, hi = 0, len(words) - 1  # the most words whose start, with "…", still fits
     while lo < hi:
