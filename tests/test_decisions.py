@@ -112,7 +112,9 @@ def test_the_main_verdict_table_is_three_figure_columns_and_one_footnote():
 
 def test_the_footnote_names_test_level_and_family_once():
     line = footnote([GAIN])
-    assert line.startswith("Test: exact McNemar (recall@5). Interval: 90% for equivalence")
+    # One comparison alone: equivalence's Holm level is its own 90% (1 - 2 x 0.05), said in the caption.
+    assert line.startswith("Test: exact McNemar (recall@5). Interval: for equivalence, the two one-sided "
+                           "tests' at their Holm level (90% here")
     assert "not corrected (one comparison)" in line and "\n" not in line
     mixed = footnote([GAIN, comparison(0.01, -0.08, 0.10, 0.6, metric="recall@20"), LOSS])
     assert mixed.startswith("Test: exact McNemar (recall@5, recall@20). ")  # each test once, its metrics listed
