@@ -19,7 +19,7 @@ setup: $(STAMP)
 $(STAMP): pyproject.toml constraints.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -c constraints.txt -e .[peers,serve]
+	$(PY) -m pip install --quiet -c constraints.txt -e .[peers,serve,e5]
 	touch $(STAMP)
 
 ## lab: open the course in JupyterLab

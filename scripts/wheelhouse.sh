@@ -22,7 +22,7 @@ download() {
     # source (langdetect, pulled in by unstructured) become wheels, so the offline install builds
     # nothing. With the [peers] and [serve] extras, as `make setup` installs them: lesson 10 runs the peer
     # libraries, and the ONNX query encoder needs onnxruntime.
-    "$python" -m pip wheel --quiet --wheel-dir "$dir" -c constraints.txt ".[peers,serve]"
+    "$python" -m pip wheel --quiet --wheel-dir "$dir" -c constraints.txt ".[peers,serve,e5]"
     echo "wheelhouse: $(ls "$dir" | wc -l) files, $(du -sh "$dir" | cut -f1) in $dir"
 }
 
@@ -33,7 +33,7 @@ install() {
     rm -rf "$venv"
     "$python" -m venv "$venv"
     "$venv/bin/python" -m pip install --quiet --no-index --find-links "$dir" --upgrade pip || true
-    "$venv/bin/python" -m pip install --quiet --no-index --find-links "$dir" "course_lib[peers,serve]"
+    "$venv/bin/python" -m pip install --quiet --no-index --find-links "$dir" "course_lib[peers,serve,e5]"
     "$venv/bin/python" - <<'PY'
 import importlib
 import os

@@ -124,7 +124,7 @@ def test_constraints_are_plain_pins_and_used_by_make_setup():
              if ln.strip() and not ln.startswith("#")]
     assert lines and all(re.fullmatch(r"[A-Za-z0-9][\w.\-]*==[\w.]+", ln) for ln in lines)  # no URL, path, +cpu
     assert constraints()["torch"] == TORCH_VERSION and "onnxruntime" in constraints()
-    assert re.search(r"pip install .*-c constraints\.txt -e \.\[peers,serve\]", (ROOT / "Makefile").read_text())
+    assert re.search(r"pip install .*-c constraints\.txt -e \.\[peers,serve,e5\]", (ROOT / "Makefile").read_text())
 
 
 def test_the_onnx_query_encoder_is_an_extra_make_setup_installs():
