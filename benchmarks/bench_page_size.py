@@ -2,7 +2,7 @@
 
     python benchmarks/bench_page_size.py [--shapes prose,table,nested,run] [--sizes 50,100,...]
                                          [--stage chunk|parse|both] [--max-seconds 180]
-    python benchmarks/bench_page_size.py --pages [--big-mb 15] [--replies 5000]
+    python benchmarks/bench_page_size.py --pages [--big-mb 15] [--replies 5000] [--base-mb 1]
 
 For each page shape (prose without sentence punctuation, one huge table, deep nesting, a long
 run of one character) and each size, the page is generated, parsed with `parse.parse_blocks`
@@ -113,14 +113,12 @@ def _through_index(html: str, out) -> None:
     out.send((times, len(blocks), len(chunks), peak_kb / 1024))
 
 
-def pages(big_mb: float, replies: int) -> None:
-    """The 1 MB page, the big page and the thread, each through parse -> chunk -> index, with ratios."""
+def measure(rows: dict[str, str]) -> list[dict]:
+    """Each named page through parse -> chunk -> index in its own forked process, the first page
+    the baseline: its bytes, stage times, peak memory (MB), block and chunk counts, and the
+    ratios of bytes, total time and peak memory to the first page's."""
     context = multiprocessing.get_context("fork")  # the warmed tokenizer comes along
-    rows = {"1 MB page": documentation(1_000_000), f"{big_mb:g} MB page": documentation(int(big_mb * 1e6)),
-            f"thread, {replies} nested replies": thread(replies)}
-    print(f"{'page':<30} {'MB':>6} {'parse s':>8} {'chunk s':>8} {'index s':>8} {'total s':>8} {'peak MB':>8} "
-          f"{'blocks':>7} {'chunks':>7} | ratios to 1 MB: bytes, time, memory", flush=True)
-    first = None
+    measured, first = [], None
     for name, html in rows.items():
         receive, send = context.Pipe(duplex=False)
         child = context.Process(target=_through_index, args=(html, send))
@@ -128,10 +126,29 @@ def pages(big_mb: float, replies: int) -> None:
         times, n_blocks, n_chunks, peak = receive.recv()
         child.join()
         size, total = len(html.encode()) / 1e6, sum(times)
-        first = first or (size, total, max(peak, 1e-3))
-        print(f"{name:<30} {size:>6.1f} {times[0]:>8.2f} {times[1]:>8.2f} {times[2]:>8.2f} {total:>8.2f} "
-              f"{peak:>8.1f} {n_blocks:>7} {n_chunks:>7} | {size / first[0]:.1f}, {total / first[1]:.1f}, "
-              f"{peak / first[2]:.1f}", flush=True)
+        first = first or (size, max(total, 1e-9), max(peak, 1e-3))  # a tiny baseline never divides by 0
+        measured.append({"page": name, "mb": size, "parse_s": times[0], "chunk_s": times[1],
+                         "index_s": times[2], "total_s": total, "peak_mb": peak, "blocks": n_blocks,
+                         "chunks": n_chunks, "bytes_ratio": size / first[0], "time_ratio": total / first[1],
+                         "memory_ratio": peak / first[2]})
+    return measured
+
+
+def pages(big_mb: float, replies: int, *, base_mb: float = 1.0) -> list[dict]:
+    """The `base_mb` page, the big page and the thread, each through parse -> chunk -> index,
+    printed with their ratios to the `base_mb` page; returns the measured rows."""
+    rows = {f"{base_mb:g} MB page": documentation(int(base_mb * 1e6)),
+            f"{big_mb:g} MB page": documentation(int(big_mb * 1e6)),
+            f"thread, {replies} nested replies": thread(replies)}
+    print(f"{'page':<30} {'MB':>6} {'parse s':>8} {'chunk s':>8} {'index s':>8} {'total s':>8} {'peak MB':>8} "
+          f"{'blocks':>7} {'chunks':>7} | ratios to {base_mb:g} MB: bytes, time, memory", flush=True)
+    measured = measure(rows)
+    for row in measured:
+        print(f"{row['page']:<30} {row['mb']:>6.2f} {row['parse_s']:>8.2f} {row['chunk_s']:>8.2f} "
+              f"{row['index_s']:>8.2f} {row['total_s']:>8.2f} {row['peak_mb']:>8.1f} {row['blocks']:>7} "
+              f"{row['chunks']:>7} | {row['bytes_ratio']:.1f}, {row['time_ratio']:.1f}, "
+              f"{row['memory_ratio']:.1f}", flush=True)
+    return measured
 
 
 def main() -> None:
@@ -142,11 +159,12 @@ def main() -> None:
     parser.add_argument("--pages", action="store_true", help="whole pages through parse, chunk and index")
     parser.add_argument("--big-mb", type=float, default=15.0, help="the big page's size (--pages)")
     parser.add_argument("--replies", type=int, default=5000, help="the thread's nested replies (--pages)")
+    parser.add_argument("--base-mb", type=float, default=1.0, help="the baseline page's size (--pages)")
     args = parser.parse_args()
     counter = get_counter()
     chunk_blocks(parse_blocks(prose(5000)), doc="warm-up.html", counter=counter)  # load and warm the tokenizer
     if args.pages:
-        pages(args.big_mb, args.replies)
+        pages(args.big_mb, args.replies, base_mb=args.base_mb)
         return
     print(f"{'shape':<8} {'size':>8} {'parse s':>9} {'ratio':>6} {'chunk s':>9} {'ratio':>6} {'chunks':>7}")
     for shape in args.shapes.split(","):
