@@ -169,9 +169,10 @@ def test_a_long_stage_says_what_it_is_doing(tmp_path, monkeypatch, capsys):
     monkeypatch.setattr(pipeline, "build_pipeline", slow)
     assert main(["ask", "day of the month", "--corpus", str(_own_site(tmp_path)), "--pipeline", "bm25"]) == 2
     err = capsys.readouterr().err.splitlines()
-    stage = "... building the 'bm25' index over 2 pages: "
-    # a beat after 10 s, then every 30 s, for a 75 s stage; the quick stages before it say nothing
-    assert err == [f"{stage}10 s", f"{stage}40 s", f"{stage}70 s", "error: stop here"]
+    stage = "... building the 'bm25' index over 2 pages"
+    # `ask` names each stage as it starts; then a beat after 10 s and every 30 s, for a 75 s stage
+    assert err[:2] == ["... reading the pages", "... parsing 2 pages (0.0 MB)"]
+    assert err[2:] == [stage, f"{stage}: 10 s", f"{stage}: 40 s", f"{stage}: 70 s", "error: stop here"]
 
 
 def test_a_quick_stage_prints_nothing(capsys):

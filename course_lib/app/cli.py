@@ -44,7 +44,13 @@ try:  # numpy and the library load here (a fifth of a second): Ctrl-C then is on
     from course_lib.app.inputs import positive
     from course_lib.infra.onnx_encoder import ENCODERS
     from course_lib.infra.safe_text import safe
-    from course_lib.infra.terminal import CheckedStdout, StdoutFailed, debug_logging, sigterm_as_interrupt
+    from course_lib.infra.terminal import (
+        CheckedStdout,
+        StdoutFailed,
+        debug_logging,
+        interrupted_line,
+        sigterm_as_interrupt,
+    )
     from course_lib.settings import ASK_SOURCES, FINAL_PIPELINE, GOLDEN_DRAFT_SIZE
 except KeyboardInterrupt:  # `main` cannot catch it: `course-lib` imports this module before calling it
     print(INTERRUPTED_LINE, file=sys.stderr)
@@ -190,10 +196,10 @@ def _run(argv: list[str] | None) -> int:
         debug_logging(args.debug)
         with sigterm_as_interrupt():  # a `kill` ends the command like Ctrl-C: one line, no temporary file
             return args.func(args)
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as interrupt:
         if getattr(args, "debug", False):
             raise
-        print(INTERRUPTED_LINE, file=sys.stderr)
+        print(interrupted_line(interrupt), file=sys.stderr)  # names the stage it stopped, if any
         return INTERRUPTED
     except CourseError as err:
         if getattr(args, "debug", False):

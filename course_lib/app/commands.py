@@ -12,7 +12,7 @@ from pathlib import Path
 from course_lib.app import inputs
 from course_lib.infra.errors import GoldenError, OutputError
 from course_lib.infra.files import atomic_write, claim_out
-from course_lib.infra.terminal import progress, say
+from course_lib.infra.terminal import announcing, progress, say
 
 
 def check(args: argparse.Namespace) -> int:
@@ -170,17 +170,20 @@ def _ranked_lines(retriever, hits) -> list[str]:
 
 
 def ask(args: argparse.Namespace) -> int:
-    """The ranked sources for one question, and with --prompt the prompt that cites them."""
+    """The ranked sources for one question, and with --prompt the prompt that cites them. Each
+    stage says its name on stderr as it starts: a 15 MB page is minutes of parsing, chunking and
+    embedding, and Ctrl-C then names the stage it stopped."""
     from course_lib.core.serve import build_prompt
 
     inputs.pipeline_name(args.pipeline)
     question = inputs.question(args.question)
-    loaded = inputs.read_corpus(args)
-    retriever = inputs.build_retriever(args.pipeline, loaded, model=args.model,
-                                       query_encoder=args.query_encoder)
-    where = inputs.where(args, retriever.chunks)
-    with progress("searching and re-ranking"):
-        hits = retriever.search(question, k=args.k, where=where)  # once: the prompt reuses these hits
+    with announcing():
+        loaded = inputs.read_corpus(args)
+        retriever = inputs.build_retriever(args.pipeline, loaded, model=args.model,
+                                           query_encoder=args.query_encoder)
+        where = inputs.where(args, retriever.chunks)
+        with progress("searching and re-ranking"):
+            hits = retriever.search(question, k=args.k, where=where)  # once: the prompt reuses these hits
     say(f"{args.pipeline}: {getattr(retriever, 'name', '')}")
     say("\n".join(_ranked_lines(retriever, hits)))
     if args.prompt:

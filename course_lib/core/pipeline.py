@@ -41,6 +41,7 @@ from course_lib.core.rerank import MaxSimReranker, Reranker, load_reranker, rera
 from course_lib.core.retrieve import DenseRetriever, HybridRetriever, Retriever, Where, check_k
 from course_lib.core.tokens import get_counter
 from course_lib.infra.errors import UsageError
+from course_lib.infra.terminal import stage
 from course_lib.records import Block, Chunk, Hit, Page
 
 STAGES = ("embed query", "bm25", "dense", "fuse", "rerank")
@@ -95,7 +96,8 @@ class Pipeline:
             parts.append(DenseRetriever(chunks, model=model, vectors=vectors, cache_queries=cache_queries,
                                         query_encoder=query_encoder))
         if bm25:
-            parts.append(BM25Retriever(chunks))
+            with stage(f"indexing {len(chunks):,} chunks for BM25"):
+                parts.append(BM25Retriever(chunks))
         if not parts:
             raise ValueError("a retriever needs dense or bm25 (or both)")
         return cls(parts, **options)
@@ -278,11 +280,12 @@ def structured_chunks(pages: Sequence[Page], *, context: bool = True, count_cont
     `parse_options` go to the parser (lesson 09's ablations switch cleaning steps off).
     """
     blocks, _, _ = clean_corpus(pages, max_share=max_share, **parse_options)
-    chunks = [chunk for doc, page_blocks in blocks.items()
-              for chunk in chunk_blocks(page_blocks, doc=doc, title=page_title(page_blocks, doc),
-                                        budget=budget, overlap_blocks=overlap_blocks, context=context,
-                                        count_context=count_context, split_long=split_long,
-                                        headings=headings, model=model)]
+    with stage(f"chunking {len(blocks):,} page{'s' * (len(blocks) != 1)}"):  # minutes for a 15 MB page
+        chunks = [chunk for doc, page_blocks in blocks.items()
+                  for chunk in chunk_blocks(page_blocks, doc=doc, title=page_title(page_blocks, doc),
+                                            budget=budget, overlap_blocks=overlap_blocks, context=context,
+                                            count_context=count_context, split_long=split_long,
+                                            headings=headings, model=model)]
     get_counter(model).save()  # the counts of this chunking, for the next process that builds it
     return dedupe(chunks)[0]
 

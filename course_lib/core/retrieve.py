@@ -18,6 +18,7 @@ import numpy as np
 
 from course_lib import settings
 from course_lib.infra import models, onnx_encoder
+from course_lib.infra.terminal import stage
 from course_lib.records import Chunk, Hit
 
 Where = Callable[[Chunk], bool]  # a `Filter`, or any predicate a learner writes
@@ -137,7 +138,8 @@ class DenseRetriever:
         self.cache_queries = cache_queries
         if vectors is None:
             # No bar: a lesson shows results, not "Batches: 37%" debris (lesson 01 shows cold cost).
-            vectors = models.embed([c.text for c in self.chunks], model=model, progress=False)
+            with stage(f"embedding {len(self.chunks):,} chunks"):  # said by `ask`, silent in a lesson
+                vectors = models.embed([c.text for c in self.chunks], model=model, progress=False)
         self.vectors = np.asarray(vectors, dtype=np.float32)
         if self.vectors.ndim != 2 or len(self.vectors) != len(self.chunks):
             raise ValueError(f"expected one vector per chunk ({len(self.chunks)} rows), "

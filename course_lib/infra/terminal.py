@@ -3,7 +3,10 @@
 Page text, file names and messages come from anywhere, so every line goes through
 `safe_text.safe` (no terminal control sequence, no password). A stage that takes long (parsing a
 25 MB page, chunking and embedding it) says so on stderr every so often instead of leaving a
-learner with minutes of silence; a quick one prints nothing. `sigterm_as_interrupt` makes a
+learner with minutes of silence; a quick one prints nothing. Within `announcing` (the `ask`
+command) every stage also says its name as it starts, so a 15 MB page shows parsing, chunking,
+embedding and searching one after the other; and whatever the command, Ctrl-C names the stage it
+stopped (`interrupted_line`). `sigterm_as_interrupt` makes a
 `kill` (a container stop, a CI timeout) end a command the way Ctrl-C does: one line, no
 temporary file left. `CheckedStdout` turns a failed write of standard output (a reader that went
 away, `| head -1`; a full disk, `> /dev/full`) into `StdoutFailed`, which the command line ends
@@ -19,6 +22,7 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import TextIO
 
 from course_lib.infra.safe_text import safe
@@ -33,28 +37,97 @@ def say(text: str = "", *, error: bool = False) -> None:
     print(safe(text), file=sys.stderr if error else sys.stdout)
 
 
+INTERRUPTED_LINE = "error: interrupted — nothing was written"
+_ANNOUNCE: ContextVar[bool] = ContextVar("announce stages", default=False)
+
+
+@contextmanager
+def announcing() -> Iterator[None]:
+    """Within the block, each `progress` or `stage` says `... <what>` on stderr as it starts (and
+    beats as `progress` does): a command over a huge page says which stage it is in. Lessons never
+    enable it, so library code they call stays quiet."""
+    token = _ANNOUNCE.set(True)
+    try:
+        yield
+    finally:
+        _ANNOUNCE.reset(token)
+
+
+@contextmanager
+def stage(what: str) -> Iterator[None]:
+    """A stage of the library's own work (chunking, embedding): named for `interrupted_line`, and
+    said on stderr like a `progress` only within `announcing`; elsewhere it costs nothing."""
+    if _ANNOUNCE.get():
+        with progress(what):
+            yield
+        return
+    with _named(what):
+        yield
+
+
+@contextmanager
+def _named(what: str) -> Iterator[None]:
+    """Mark a Ctrl-C (or a SIGTERM turned into one) that leaves through this block with `what`;
+    the innermost block it leaves is the stage the command was in. Kept on the exception, not in
+    a global, so an interrupt caught and forgotten elsewhere names nothing later."""
+    try:
+        yield
+    except KeyboardInterrupt as interrupt:
+        if getattr(interrupt, "stage", None) is None:
+            interrupt.stage = what  # type: ignore[attr-defined]
+        raise
+
+
+def interrupted_line(interrupt: BaseException | None = None) -> str:
+    """The one line an interrupted command ends with, naming the stage `interrupt` stopped if a
+    `progress` or `stage` marked it (`error: interrupted while chunking 1 page — nothing was
+    written`)."""
+    what = getattr(interrupt, "stage", None)
+    if not what:
+        return INTERRUPTED_LINE
+    return INTERRUPTED_LINE.replace("interrupted", f"interrupted while {safe(what, one_line=True)}", 1)
+
+
 @contextmanager
 def progress(what: str, *, after_s: float | None = None, every_s: float | None = None) -> Iterator[None]:
     """Say on stderr `... <what>: <seconds> s` once the block has run `after_s` seconds (default
-    PROGRESS_AFTER_S), then every `every_s` (default PROGRESS_EVERY_S), until it ends."""
-    done, start = threading.Event(), time.monotonic()
+    PROGRESS_AFTER_S), then every `every_s` (default PROGRESS_EVERY_S), until it ends; within
+    `announcing`, `... <what>` as it starts too. A Ctrl-C inside names `what` (`interrupted_line`)."""
+    done, start, me = threading.Event(), time.monotonic(), object()
     first = PROGRESS_AFTER_S if after_s is None else after_s
     then = PROGRESS_EVERY_S if every_s is None else every_s
 
     def beat() -> None:
         wait = first
         while not done.wait(wait):
-            print(f"... {safe(what, one_line=True)}: {time.monotonic() - start:.0f} s", file=sys.stderr,
-                  flush=True)
+            if _running[-1:] == [me]:  # a stage inside this one speaks for it (building > chunking)
+                _tell(f"... {safe(what, one_line=True)}: {time.monotonic() - start:.0f} s")
             wait = then
 
+    _running.append(me)
     thread = threading.Thread(target=beat, daemon=True, name=f"progress: {what}")
-    thread.start()
     try:
-        yield
+        with _named(what):  # from before its line: a Ctrl-C the moment the line shows names this stage
+            thread.start()
+            if _ANNOUNCE.get():
+                _tell(f"... {safe(what, one_line=True)}")
+            yield
     finally:
         done.set()
-        thread.join()
+        if thread.ident is not None:  # a Ctrl-C inside `start` may leave it never started
+            thread.join()
+        _running.remove(me)
+
+
+_running: list[object] = []  # the progress blocks under way, innermost last
+_TELL = threading.Lock()
+
+
+def _tell(line: str) -> None:
+    """One whole line on stderr: two beats at the same second never share a line."""
+    with _TELL:
+        sys.stderr.write(line + "\n")
+        sys.stderr.flush()
 
 
 @contextmanager
