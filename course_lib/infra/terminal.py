@@ -6,11 +6,10 @@ Page text, file names and messages come from anywhere, so every line goes throug
 learner with minutes of silence; a quick one prints nothing. Within `announcing` (the `ask`
 command) every stage also says its name as it starts, so a 15 MB page shows parsing, chunking,
 embedding and searching one after the other; and whatever the command, Ctrl-C names the stage it
-stopped (`interrupted_line`). `sigterm_as_interrupt` makes a
-`kill` (a container stop, a CI timeout) end a command the way Ctrl-C does: one line, no
-temporary file left. `CheckedStdout` turns a failed write of standard output (a reader that went
-away, `| head -1`; a full disk, `> /dev/full`) into `StdoutFailed`, which the command line ends
-on instead of a traceback.
+stopped (`interrupted_line`). `sigterm_as_interrupt` makes a `kill` (a container stop, a CI
+timeout) end a command the way Ctrl-C does: one line, no temporary file left. `CheckedStdout`
+turns a failed write of standard output (a reader that went away, `| head -1`; a full disk,
+`> /dev/full`) into `StdoutFailed`, which the command line ends on instead of a traceback.
 """
 from __future__ import annotations
 
@@ -37,6 +36,7 @@ def say(text: str = "", *, error: bool = False) -> None:
     print(safe(text), file=sys.stderr if error else sys.stdout)
 
 
+# The same line as cli.INTERRUPTED_LINE, which cli defines itself: it says it before this module is imported.
 INTERRUPTED_LINE = "error: interrupted — nothing was written"
 _ANNOUNCE: ContextVar[bool] = ContextVar("announce stages", default=False)
 
