@@ -304,6 +304,29 @@ def test_the_store_reranks_the_same_shortlist_as_the_pipeline(store):
         assert pipeline.search(query, k=k) == store.search(query, k=k)
 
 
+def test_a_store_and_a_pipeline_built_from_one_config_rank_alike(store, url):
+    from course_lib.core.pipeline import Pipeline
+    from course_lib.core.retrieve import SearchConfig
+
+    config = SearchConfig(rrf_k=5, candidates=3, top_n=3, batch_size=2)
+    conn = server.connect(url)
+    try:
+        sql_store = st.Store(conn, embedder=HashEmbedder(), exact=True, reranker=ByLength(), config=config)
+        assert (sql_store.rrf_k, sql_store.candidates, sql_store.top_n) == (5, 3, 3)
+        vectors = HashEmbedder().embed([c.text for c in sql_store.chunks])
+        memory = Pipeline([DenseRetriever(sql_store.chunks, vectors=vectors), BM25Retriever(sql_store.chunks)],
+                          reranker=ByLength(), config=config)
+        for query in QUERIES[:-2]:
+            vector = HashEmbedder().embed([query])[0]  # every retriever takes a ready vector, the store too
+            assert sql_store.search(query, k=4, vector=vector) == memory.search(query, k=4, vector=vector), query
+            assert sql_store.search(query, k=4) == memory.search(query, k=4, vector=vector), query
+        assert st.Store(conn, embedder=HashEmbedder(), top_n=7).config == SearchConfig(top_n=7)
+        with pytest.raises(ValueError, match="Store fuses by RRF in one SQL query, not 'weighted'"):
+            st.Store(conn, embedder=HashEmbedder(), fusion="weighted")
+    finally:
+        conn.close()
+
+
 def test_stale_model_and_dimension_mismatch_say_what_to_do(store, url):
     conn = server.connect(url)
     with pytest.raises(server.StaleIndexError, match="rebuild=True"):
