@@ -160,7 +160,9 @@ def golden_draft(args: argparse.Namespace) -> int:
     return 0
 
 
-def _ranked_lines(retriever, hits) -> list[str]:
+def ranked_lines(retriever, hits) -> list[str]:
+    """The lines `search` and `compare` print for a ranking: rank, score, page, heading path.
+    Public because lesson 04 shows `compare`'s output side by side with these very lines."""
     lines = []
     for rank, hit in enumerate(hits, 1):
         chunk = retriever.chunks[hit.index]
@@ -182,7 +184,7 @@ def ask(args: argparse.Namespace) -> int:
     with progress("searching and re-ranking"):
         hits = retriever.search(question, k=args.k, where=where)  # once: the prompt reuses these hits
     say(f"{args.pipeline}: {getattr(retriever, 'name', '')}")
-    say("\n".join(_ranked_lines(retriever, hits)))
+    say("\n".join(ranked_lines(retriever, hits)))
     if args.prompt:
         site = inputs.base_url(loaded, given=args.base_url)
         say("\n" + build_prompt(question, hits, retriever.chunks, base_url=site))
@@ -199,5 +201,5 @@ def compare(args: argparse.Namespace) -> int:
         with progress(f"searching with {name!r}"):
             hits = retriever.search(question, k=args.k)
         say(inputs.describe_pipeline(name))
-        say("\n".join(_ranked_lines(retriever, hits)))
+        say("\n".join(ranked_lines(retriever, hits)))
     return 0
