@@ -207,7 +207,7 @@ def rerank_from_disk(queries: list[str], top_n: int, dims: list[int], residual: 
             times[name].append(time.perf_counter() - start)
         start = time.perf_counter()
         both = encoder.encode_query(query)
-        hits = hybrid.search(query, k=top_n, vectors={None: both.vector})
+        hits = hybrid.search(query, k=top_n, vector=both.vector)
         times[SHARED].append(time.perf_counter() - start)
         for name, reranker in rerankers.items():
             start = time.perf_counter()

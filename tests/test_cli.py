@@ -21,6 +21,30 @@ def _own_site(tmp_path):
     return site
 
 
+def test_the_inputs_take_named_values_not_the_parsed_command_line(tmp_path, capsys):
+    """What a command reads is in each input function's signature: no argparse namespace is built."""
+    from course_lib.app import inputs
+    from course_lib.core.retrieve import Filter
+    from course_lib.infra.errors import UsageError
+    from course_lib.records import Chunk
+
+    site = _own_site(tmp_path)
+    (site / "page.php").write_bytes((site / "flat.html").read_bytes())
+    assert len(inputs.read_corpus(site).pages) == 2
+    loaded = inputs.read_corpus(site, include=["*.php"])  # --include's globs reach the loader
+    assert "skipped broken.html" in capsys.readouterr().out
+    assert sorted(p.path for p in loaded.pages) == ["flat.html", "library/datetime.html", "page.php"]
+    assert inputs.base_url(loaded, given="https://example.org/docs") == "https://example.org/docs/"
+    assert inputs.base_url(loaded) == {}  # no page names its site: each cites its path
+    chunks = [Chunk("a#0", "a.html", "x", kinds=("code",)), Chunk("b#0", "b.html", "y", kinds=("table",))]
+    assert inputs.where(chunks) is None
+    assert inputs.where(chunks, doc="a.html", kinds=" code, ") == Filter(doc="a.html", kinds=("code",))
+    with pytest.raises(UsageError, match="--kinds 'prose' matches no chunk"):
+        inputs.where(chunks, kinds="code,prose")
+    with pytest.raises(UsageError, match="--doc 'c.html' matches no page"):
+        inputs.where(chunks, doc="c.html")
+
+
 def test_validate_golden_reports_zero_errors(capsys):
     assert main(["validate-golden", str(FIXTURES / "golden.jsonl"), "--corpus", str(FIXTURES / "corpus")]) == 0
     assert capsys.readouterr().out.strip().endswith("5 questions, 0 errors")

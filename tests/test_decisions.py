@@ -8,12 +8,15 @@ import pytest
 from course_lib.evaluation.compare import Comparison, holm_adjust
 from course_lib.evaluation.decisions import (
     KEEP_RULE,
+    SITE_STEPS,
     Recorded,
     decide,
     decision_line,
     footnote,
     kept_rows,
     main_verdict_table,
+    site_steps,
+    step_figures,
 )
 from course_lib.evaluation.stats import Equivalence
 from course_lib.evaluation.verdicts import interval_text, word
@@ -126,3 +129,41 @@ def test_a_table_of_two_families_names_each_once():
     line = footnote(first + second)
     assert line.count("Holm family: all test questions (2 comparisons)") == 1
     assert line.count("Holm family: the never-read ones (2 comparisons)") == 1 and "\n" not in line
+
+
+# --- lesson 10's steps, computed where they are read ------------------------------------------
+
+def _site_runs() -> dict:
+    """One run per pipeline the steps use: 'reranked' finds every answer first, the rest at rank 8."""
+    from tests.test_evaluate import make_run
+
+    names = {name for a, b, _ in SITE_STEPS for name in (a, b)}
+    return {name: make_run(name, [1] * 30 if name == "reranked" else [8] * 30) for name in names}
+
+
+def test_site_steps_is_one_holm_family_keyed_by_label_and_metric():
+    steps = site_steps(_site_runs(), family="the site's steps")
+    assert list(steps)[:2] == ["parsing instead of regex stripping (03) (recall@5)",
+                               "chunks that follow structure (04) (recall@5)"]
+    assert len(steps) == 2 * len(SITE_STEPS) and list(steps)[-1] == "the whole course against lesson 01 (mrr)"
+    assert {c.family for c in steps.values()} == {len(steps)}
+    assert {c.family_name for c in steps.values()} == {"the site's steps"}
+    whole = steps["the whole course against lesson 01 (recall@5)"]
+    assert (whole.name_a, whole.name_b, whole.wins, whole.losses, word(whole)) == ("naive", "reranked", 30, 0, "gain")
+    unchanged = steps["the context line (04) (recall@5)"]
+    assert (unchanged.delta, unchanged.wins, unchanged.losses) == (0.0, 0, 0)
+
+
+def test_site_steps_names_the_pipelines_it_lacks():
+    runs = _site_runs()
+    del runs["hybrid"], runs["clean"]
+    with pytest.raises(ValueError, match="missing: clean, hybrid"):
+        site_steps(runs, family="x")
+
+
+def test_step_figures_is_what_the_lessons_record():
+    c = site_steps(_site_runs(), family="x")["MaxSim re-ranking (07) (mrr)"]
+    figures = step_figures(c)
+    assert figures == {"from": "hybrid", "to": "reranked", "delta": c.delta, "wins": 30, "losses": 0,
+                       "p_holm": c.p, "verdict": "gain", "interval_text": interval_text(c)}
+    assert c.delta == pytest.approx(1 - 1 / 8)

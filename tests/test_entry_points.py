@@ -50,7 +50,7 @@ def _console_scripts() -> dict[str, str]:
 
 
 def test_the_package_declares_its_console_script():
-    assert _console_scripts() == {"course-lib": "course_lib.app.cli:main"}
+    assert _console_scripts() == {"course-lib": "course_lib.__main__:run"}
 
 
 @pytest.mark.parametrize("script", sorted(_console_scripts()))
@@ -61,9 +61,12 @@ def test_each_declared_entry_point_imports_and_is_callable(script):
 
 
 def test_python_dash_m_runs_the_same_function_as_the_console_script():
+    """Both ways in share `run`, so both leave an interrupted command the same way (exit 130)."""
     main_py = (ROOT / "course_lib" / "__main__.py").read_text(encoding="utf-8")
     module_name, _, function = _console_scripts()["course-lib"].partition(":")
-    assert f"from {module_name} import {function}" in main_py
+    assert module_name == "course_lib.__main__"
+    assert re.search(rf"""if __name__ == ["']__main__["']:\n    {function}\(\)""", main_py)
+    assert "from course_lib.app.cli import main" in main_py
 
 
 def _course_lib(*args: str, cwd: Path) -> subprocess.CompletedProcess:

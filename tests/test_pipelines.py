@@ -224,16 +224,18 @@ def test_defaults_come_from_settings():
     from course_lib import settings
     from course_lib.core import frequency, parse, serve
     from course_lib.core import retrieve as search
+    from course_lib.core.lexical import BM25Retriever
 
     assert inspect.signature(frequency.drop_frequent_blocks).parameters["max_share"].default == settings.BOILERPLATE_MAX_PAGE_SHARE
     assert inspect.signature(parse.parse_corpus).parameters["min_chars"].default == settings.STUB_MIN_CHARS
-    assert inspect.signature(Pipeline).parameters["top_n"].default == settings.RERANK_TOP_N
-    assert inspect.signature(Pipeline).parameters["rrf_k"].default == settings.RRF_K
-    assert inspect.signature(search.HybridRetriever).parameters["candidates"].default == settings.FUSION_CANDIDATES
-    assert inspect.signature(serve.SearchService).parameters["top_n"].default == settings.RERANK_TOP_N
-    # Threads are opt-in everywhere (lesson 08 measured them slower on a laptop's in-memory index).
-    for opt_in in (Pipeline, search.HybridRetriever, serve.SearchService):
-        assert inspect.signature(opt_in).parameters["parallel"].default is False
+    # The search knobs have one home, SearchConfig, read by every searcher built without one.
+    built = [Pipeline.over(CHUNKS, dense=False), search.HybridRetriever([BM25Retriever(CHUNKS)] * 2),
+             serve.SearchService(CHUNKS, vectors=np.eye(len(CHUNKS), dtype=np.float32))]
+    for searcher in built:
+        assert (searcher.config.top_n, searcher.config.rrf_k, searcher.config.candidates) == (
+            settings.RERANK_TOP_N, settings.RRF_K, settings.FUSION_CANDIDATES)
+        # Threads are opt-in everywhere (lesson 08 measured them slower on a laptop's in-memory index).
+        assert searcher.config.parallel is False
     assert settings.FINAL_PIPELINE in pipelines.PIPELINES
 
 

@@ -213,7 +213,7 @@ class FakeRetriever:
         self.chunks = make_chunks([f"chunk {i}" for i in range(n_chunks)])
         self.asked_k = []
 
-    def search(self, query, *, k=20, where=None):
+    def search(self, query, *, k=20, where=None, vector=None):
         self.asked_k.append(k)
         time.sleep(self.sleep)
         return [h for h in self.hits if where is None or where(self.chunks[h.index])][:k]
@@ -250,7 +250,7 @@ class MeetingRetriever(FakeRetriever):
         super().__init__(name, [Hit(0, 1.0)])
         self.barrier = barrier
 
-    def search(self, query, *, k=20, where=None):
+    def search(self, query, *, k=20, where=None, vector=None):
         self.barrier.wait(timeout=30)  # generous: a busy machine is slow, never wrong
         return super().search(query, k=k, where=where)
 
@@ -306,7 +306,7 @@ def test_hybrid_rejects_inconsistent_setups():
     a = FakeRetriever("a", [])
     with pytest.raises(ValueError):
         HybridRetriever([a, FakeRetriever("b", [], n_chunks=3)])
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="weights apply to fusion='weighted'"):
         HybridRetriever([a, a], weights=(1, 1))  # weights belong to fusion="weighted"
     assert HybridRetriever([a, a], parallel=False).names == ["a#0", "a#1"]
 

@@ -229,14 +229,14 @@ def test_sql_bm25_statistics_follow_an_incremental_update(store):
 
 
 def test_exact_sql_pipeline_is_the_in_memory_pipeline(store):
-    store.exact, store.reranker, store.top_n = True, ByLength(), 3
+    store.exact, store.reranker, store.config = True, ByLength(), store.config.replace(top_n=3)
     vectors = HashEmbedder().embed([c.text for c in store.chunks])
     hybrid = HybridRetriever([DenseRetriever(store.chunks, vectors=vectors), BM25Retriever(store.chunks)],
                              parallel=False)
 
     class Query:  # the in-memory dense side needs the query's vector from the same embedder
-        def search(self, q, *, k=20, where=None):
-            return hybrid.search(q, k=k, where=where, vectors={None: HashEmbedder().embed([q])[0]})
+        def search(self, q, *, k=20, where=None, vector=None):
+            return hybrid.search(q, k=k, where=where, vector=HashEmbedder().embed([q])[0])
 
     from course_lib.core.pipeline import Pipeline
 
@@ -282,7 +282,7 @@ def test_the_store_reranks_the_same_shortlist_as_the_pipeline(store):
     from course_lib.core.pipeline import Pipeline
     from course_lib.core.rerank import rerank, shortlist_size
 
-    store.exact, store.reranker, store.top_n = True, ByLength(), 2
+    store.exact, store.reranker, store.config = True, ByLength(), store.config.replace(top_n=2)
     query = "year python os directory"
     for k in (1, 2, 4, 6):  # k <= top_n and k > top_n: shortlist_size(k, top_n=2) hits re-ranked
         depth = shortlist_size(k, top_n=2)
@@ -296,12 +296,35 @@ def test_the_store_reranks_the_same_shortlist_as_the_pipeline(store):
     class Fixed:  # the store's fused ranking, as one retriever of a Pipeline
         name, chunks = "sql", store.chunks
 
-        def search(self, q, *, k=20, where=None):
+        def search(self, q, *, k=20, where=None, vector=None):
             return fused[:k]
 
     pipeline = Pipeline([Fixed()], reranker=ByLength(), top_n=2)
     for k in (1, 2, 4, 6):
         assert pipeline.search(query, k=k) == store.search(query, k=k)
+
+
+def test_a_store_and_a_pipeline_built_from_one_config_rank_alike(store, url):
+    from course_lib.core.pipeline import Pipeline
+    from course_lib.core.retrieve import SearchConfig
+
+    config = SearchConfig(rrf_k=5, candidates=3, top_n=3, batch_size=2)
+    conn = server.connect(url)
+    try:
+        sql_store = st.Store(conn, embedder=HashEmbedder(), exact=True, reranker=ByLength(), config=config)
+        assert (sql_store.rrf_k, sql_store.candidates, sql_store.top_n) == (5, 3, 3)
+        vectors = HashEmbedder().embed([c.text for c in sql_store.chunks])
+        memory = Pipeline([DenseRetriever(sql_store.chunks, vectors=vectors), BM25Retriever(sql_store.chunks)],
+                          reranker=ByLength(), config=config)
+        for query in QUERIES[:-2]:
+            vector = HashEmbedder().embed([query])[0]  # every retriever takes a ready vector, the store too
+            assert sql_store.search(query, k=4, vector=vector) == memory.search(query, k=4, vector=vector), query
+            assert sql_store.search(query, k=4) == memory.search(query, k=4, vector=vector), query
+        assert st.Store(conn, embedder=HashEmbedder(), top_n=7).config == SearchConfig(top_n=7)
+        with pytest.raises(ValueError, match="Store fuses by RRF in one SQL query, not 'weighted'"):
+            st.Store(conn, embedder=HashEmbedder(), fusion="weighted")
+    finally:
+        conn.close()
 
 
 def test_stale_model_and_dimension_mismatch_say_what_to_do(store, url):

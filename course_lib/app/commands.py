@@ -31,7 +31,7 @@ def validate_golden(args: argparse.Namespace) -> int:
     """Each problem of a golden file against a corpus, one line each; exit 1 if there is any."""
     from course_lib.evaluation.golden_checks import check_golden
 
-    loaded = inputs.read_corpus(args, parse=False)
+    loaded = inputs.read_corpus(args.corpus, include=args.include, parse=False)
     # A 50,000-line file takes minutes on a laptop: say that it is working.
     with progress(f"checking {args.file} against {inputs.pages(len(loaded.pages))}"):
         result = check_golden(args.file, loaded.folder, pages={p.path: p.html for p in loaded.pages})
@@ -122,7 +122,7 @@ def evaluate(args: argparse.Namespace) -> int:
     inputs.pipeline_name(args.pipeline)
     golden = args.golden or GOLDEN_FILE
     out = _claim_evaluation_out(args, golden)
-    loaded = inputs.read_corpus(args)
+    loaded = inputs.read_corpus(args.corpus, include=args.include)
     questions = _golden_questions(args, loaded, golden, None if args.split == "all" else args.split)
     retriever = inputs.build_retriever(args.pipeline, loaded, model=args.model)
     run = evaluate_retriever(retriever, questions, name=args.pipeline)
@@ -147,7 +147,7 @@ def golden_draft(args: argparse.Namespace) -> int:
     from course_lib.extras.golden_draft import draft_golden, write_drafts
 
     args.out = claim_out(args.out, force=args.force, corpus=args.corpus, inputs=[])  # locked
-    loaded = inputs.read_corpus(args)
+    loaded = inputs.read_corpus(args.corpus, include=args.include)
     drafts = draft_golden(clean_corpus(loaded.pages)[0], n=args.n)
     try:
         write_drafts(drafts, args.out)
@@ -160,7 +160,9 @@ def golden_draft(args: argparse.Namespace) -> int:
     return 0
 
 
-def _ranked_lines(retriever, hits) -> list[str]:
+def ranked_lines(retriever, hits) -> list[str]:
+    """The lines `search` and `compare` print for a ranking: rank, score, page, heading path.
+    Public because lesson 04 shows `compare`'s output side by side with these very lines."""
     lines = []
     for rank, hit in enumerate(hits, 1):
         chunk = retriever.chunks[hit.index]
@@ -178,16 +180,17 @@ def ask(args: argparse.Namespace) -> int:
     inputs.pipeline_name(args.pipeline)
     question = inputs.question(args.question)
     with announcing():
-        loaded = inputs.read_corpus(args)
+        loaded = inputs.read_corpus(args.corpus, include=args.include)
         retriever = inputs.build_retriever(args.pipeline, loaded, model=args.model,
                                            query_encoder=args.query_encoder)
-        where = inputs.where(args, retriever.chunks)
+        where = inputs.where(retriever.chunks, doc=args.doc, kinds=args.kinds)
         with progress("searching and re-ranking"):
             hits = retriever.search(question, k=args.k, where=where)  # once: the prompt reuses these hits
     say(f"{args.pipeline}: {getattr(retriever, 'name', '')}")
-    say("\n".join(_ranked_lines(retriever, hits)))
+    say("\n".join(ranked_lines(retriever, hits)))
     if args.prompt:
-        say("\n" + build_prompt(question, hits, retriever.chunks, base_url=inputs.base_url(args, loaded)))
+        site = inputs.base_url(loaded, given=args.base_url)
+        say("\n" + build_prompt(question, hits, retriever.chunks, base_url=site))
     return 0
 
 
@@ -195,11 +198,11 @@ def compare(args: argparse.Namespace) -> int:
     """The naive pipeline's sources and another's (default: the final one), one after the other."""
     names = ("naive", inputs.pipeline_name(args.against))
     question = inputs.question(args.question)
-    loaded = inputs.read_corpus(args)
+    loaded = inputs.read_corpus(args.corpus, include=args.include)
     for name in names:
         retriever = inputs.build_retriever(name, loaded, model=args.model, query_encoder=args.query_encoder)
         with progress(f"searching with {name!r}"):
             hits = retriever.search(question, k=args.k)
         say(inputs.describe_pipeline(name))
-        say("\n".join(_ranked_lines(retriever, hits)))
+        say("\n".join(ranked_lines(retriever, hits)))
     return 0

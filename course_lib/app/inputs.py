@@ -1,11 +1,17 @@
 """What a command reads and checks before anything is built: the pipeline's name, the question,
 the corpus (with its skipped and repaired pages said), the --doc/--kinds filter, the site a
 prompt links to; and the one way a command builds an index (with progress and time estimates).
+
+Each function takes the values it reads, by name (`read_corpus(args.corpus, include=...)`), never
+the parsed command line: what it depends on is in its signature, and a test or a script calls it
+without building an argparse namespace.
 """
 from __future__ import annotations
 
 import argparse
 import re
+from collections.abc import Sequence
+from pathlib import Path
 
 from course_lib.infra.errors import CorpusError, UsageError
 from course_lib.infra.models import estimating
@@ -67,13 +73,14 @@ def pages(n: int) -> str:
     return f"{n} page" if n == 1 else f"{n} pages"
 
 
-def read_corpus(args: argparse.Namespace, *, parse: bool = True):
-    """The corpus for a command, with its skipped, repaired and ignored files printed, and the
-    parser's skips too; a corpus with no usable page is refused before any index is built."""
+def read_corpus(corpus: Path | str | None, *, include: Sequence[str] | None = None, parse: bool = True):
+    """The corpus for a command (`--corpus`, None: the shipped one; `--include` patterns), with its
+    skipped, repaired and ignored files printed, and the parser's skips too; a corpus with no usable
+    page is refused before any index is built."""
     from course_lib.core.load import describe_skips, load_corpus
 
     with progress("reading the pages"):
-        loaded = load_corpus(args.corpus, include=args.include or ())
+        loaded = load_corpus(corpus, include=include or ())
     for line in loaded.notes():
         say(line)
     if parse:
@@ -105,12 +112,12 @@ def build_retriever(name: str, loaded, *, model: str | None, query_encoder: str 
         return build_pipeline(name, loaded.pages, model=model, query_encoder=query_encoder)
 
 
-def base_url(args: argparse.Namespace, loaded) -> str | dict[str, str]:
-    """--base-url, else the corpus's own (a shipped corpus), else each page's own site (its
+def base_url(loaded, *, given: str | None = None) -> str | dict[str, str]:
+    """`given` (--base-url), else the corpus's own (a shipped corpus), else each page's own site (its
     canonical link / <base>, minus the page's path) as {page: site}: one page's <base> never
     decides where the others are cited. A page without one cites its path, never a made-up site."""
-    if getattr(args, "base_url", None):
-        return args.base_url if args.base_url.endswith("/") else args.base_url + "/"
+    if given:
+        return given if given.endswith("/") else given + "/"
     if loaded.base_url:
         return loaded.base_url
     sites = {}
@@ -121,19 +128,20 @@ def base_url(args: argparse.Namespace, loaded) -> str | dict[str, str]:
     return sites
 
 
-def where(args: argparse.Namespace, chunks):
-    """The --doc/--kinds filter, refusing a value that matches nothing in this index."""
+def where(chunks, *, doc: str | None = None, kinds: str | None = None):
+    """The --doc/--kinds filter (`kinds` comma-separated, as typed), refusing a value that matches
+    nothing in this index."""
     from course_lib.core.retrieve import make_filter
 
-    kinds = [k.strip() for k in args.kinds.split(",") if k.strip()] if args.kinds else None
-    if args.doc:
+    kind_list = [k.strip() for k in kinds.split(",") if k.strip()] if kinds else None
+    if doc:
         docs = sorted({c.doc for c in chunks})
-        if args.doc not in docs:
-            raise UsageError(f"--doc {args.doc!r} matches no page", hint=f"try one of {', '.join(docs[:5])}")
-    if kinds:
+        if doc not in docs:
+            raise UsageError(f"--doc {doc!r} matches no page", hint=f"try one of {', '.join(docs[:5])}")
+    if kind_list:
         known = sorted({k for c in chunks for k in c.kinds})
-        unknown = [k for k in kinds if k not in known]
+        unknown = [k for k in kind_list if k not in known]
         if unknown:
             raise UsageError(f"--kinds {unknown[0]!r} matches no chunk",
                              hint=f"use some of {', '.join(known)}")
-    return make_filter(doc=args.doc, kinds=kinds) if (args.doc or kinds) else None
+    return make_filter(doc=doc, kinds=kind_list) if (doc or kind_list) else None

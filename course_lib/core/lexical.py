@@ -181,8 +181,10 @@ class BM25Retriever:
             matched[docs] = True
         return scores, matched
 
-    def search(self, query: str, *, k: int = settings.EVAL_DEPTH, where: Where | None = None) -> list[Hit]:
-        """The k best-scoring chunks among those that contain at least one query term."""
+    def search(self, query: str, *, k: int = settings.EVAL_DEPTH, where: Where | None = None,
+               vector: np.ndarray | None = None) -> list[Hit]:
+        """The k best-scoring chunks among those that contain at least one query term. `vector` (a
+        ready query embedding) is accepted as by every retriever and ignored: BM25 reads words."""
         check_k(k)
         scores, matched = self.scores(query)
         mask = where_mask(self.chunks, where)

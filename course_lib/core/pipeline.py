@@ -27,7 +27,6 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from functools import lru_cache
-from typing import Literal
 
 import numpy as np
 
@@ -38,7 +37,16 @@ from course_lib.core.lexical import BM25Retriever
 from course_lib.core.naive import fixed_size_chunks, naive_chunks
 from course_lib.core.parse import check_parse_options, parse_pages
 from course_lib.core.rerank import MaxSimReranker, Reranker, load_reranker, rerank, shortlist_size
-from course_lib.core.retrieve import DenseRetriever, HybridRetriever, Retriever, Where, check_k
+from course_lib.core.retrieve import (
+    Configured,
+    DenseRetriever,
+    HybridRetriever,
+    Retriever,
+    SearchConfig,
+    Where,
+    check_k,
+    search_config,
+)
 from course_lib.core.tokens import get_counter
 from course_lib.infra.errors import UsageError
 from course_lib.infra.terminal import stage
@@ -47,34 +55,29 @@ from course_lib.records import Block, Chunk, Hit, Page
 STAGES = ("embed query", "bm25", "dense", "fuse", "rerank")
 
 
-class Pipeline:
+class Pipeline(Configured):
     """Retrievers over one chunk list, their fusion, and an optional re-ranker, as one object.
 
     Build it from retriever objects (`Pipeline([DenseRetriever(chunks), BM25Retriever(chunks)])`)
-    or with `Pipeline.over(chunks, ...)`. Knobs default to `course_lib.settings`; a lesson that
-    measures another value passes one keyword. The retrievers run one after the other unless
-    `parallel=True`: lesson 08 measured threads slower on a 2-core laptop for an in-memory index
-    (each retriever takes about a millisecond and BM25 holds the GIL), so they are opt-in.
+    or with `Pipeline.over(chunks, ...)`. Its knobs are one `SearchConfig` (`config`; default:
+    `course_lib.settings`); a lesson that measures another value passes one keyword
+    (`fusion="weighted"`, `top_n=10`), applied on top of `config` by `search_config`. The
+    retrievers run one after the other unless `parallel=True`: lesson 08 measured threads slower
+    on a 2-core laptop for an in-memory index (each retriever takes about a millisecond and BM25
+    holds the GIL), so they are opt-in. `pipeline.top_n` and the other knobs read `config`.
     """
 
     def __init__(self, retrievers: Sequence[Retriever], *, reranker: Reranker | None = None,
-                 fusion: Literal["rrf", "weighted"] = "rrf", rrf_k: int = settings.RRF_K,
-                 weights: Sequence[float] | None = None, candidates: int = settings.FUSION_CANDIDATES,
-                 top_n: int = settings.RERANK_TOP_N, batch_size: int = settings.RERANK_BATCH_SIZE,
-                 parallel: bool = False, name: str | None = None):
+                 config: SearchConfig | None = None, name: str | None = None, **knobs: object):
         if not retrievers:
             raise ValueError("a pipeline needs at least one retriever")
-        check_k(top_n)
+        self.config = search_config(config, **knobs)
         self.retrievers = list(retrievers)
         # One retriever is searched directly; several go through the one fusion implementation.
         self.retrieval: Retriever = (self.retrievers[0] if len(self.retrievers) == 1 else
-                                     HybridRetriever(self.retrievers, fusion=fusion, rrf_k=rrf_k,
-                                                     weights=weights, candidates=candidates,
-                                                     parallel=parallel))
+                                     HybridRetriever(self.retrievers, config=self.config))
         self.chunks: list[Chunk] = self.retrievers[0].chunks
-        self.reranker, self.top_n, self.batch_size = reranker, top_n, batch_size
-        self.fusion, self.rrf_k, self.weights, self.candidates = fusion, rrf_k, weights, candidates
-        self.parallel = parallel
+        self.reranker = reranker
         parts = "+".join(getattr(r, "name", type(r).__name__) for r in self.retrievers)
         self.name = name or (parts if reranker is None else f"{parts} + {reranker.name}")
         self.last_timings: dict[str, float] = {}
@@ -88,7 +91,7 @@ class Pipeline:
         Lesson 09's ablations switch one part off at a time (`dense=False`, `bm25=False`, a
         `reranker`); the lessons call it by its other name, `retriever_over`. `query_encoder` and
         `cache_queries` go to the `DenseRetriever` (lesson 08: "onnx" embeds queries on ONNX
-        Runtime); `options` (`reranker`, `top_n`, `rrf_k`, `parallel`...) as in `Pipeline`.
+        Runtime); `options` (`reranker`, `config`, `top_n`, `rrf_k`, `parallel`...) as in `Pipeline`.
         """
         chunks = list(chunks)
         parts: list[Retriever] = []
@@ -118,8 +121,7 @@ class Pipeline:
         """The same pipeline without its re-ranker (sharing the indexes): what is re-ranked."""
         if self.reranker is None:
             return self
-        return Pipeline(self.retrievers, fusion=self.fusion, rrf_k=self.rrf_k, weights=self.weights,
-                        candidates=self.candidates, parallel=self.parallel)
+        return Pipeline(self.retrievers, config=self.config)
 
     def embed_query(self, query: str) -> np.ndarray | None:
         """The query's vector under the dense stage's model (None without a dense stage)."""
@@ -155,18 +157,12 @@ class Pipeline:
     def _retrieve(self, query: str, depth: int, where: Where | None, vector: np.ndarray | None,
                   timings: dict[str, float]) -> list[Hit]:
         """First-stage retrieval (fused if several retrievers), recording each stage's seconds."""
-        if isinstance(self.retrieval, HybridRetriever):
-            model = self.dense.model if self.dense is not None else None
-            hits = self.retrieval.search(query, k=depth, where=where,
-                                         vectors={model: vector} if vector is not None else None)
-            timings.update((name, s) for name, s in self.retrieval.last_timings.items() if name != "total")
-            return hits
         stage = time.perf_counter()
-        if isinstance(self.retrieval, DenseRetriever) and vector is not None:
-            hits = self.retrieval.search(query, k=depth, where=where, vector=vector)
-        else:
-            hits = self.retrieval.search(query, k=depth, where=where)
-        timings[getattr(self.retrieval, "name", "retrieve")] = time.perf_counter() - stage
+        hits = self.retrieval.search(query, k=depth, where=where, vector=vector)
+        if self.retrieval is self.retrievers[0]:
+            timings[getattr(self.retrieval, "name", "retrieve")] = time.perf_counter() - stage
+        else:  # the fusion timed each retriever and itself
+            timings.update((name, s) for name, s in self.retrieval.last_timings.items() if name != "total")
         return hits
 
     def __repr__(self) -> str:

@@ -1,11 +1,15 @@
-"""Retrieval: dense search, BM25 with a code-aware tokenizer, rank fusion and metadata filters.
+"""Retrieval: dense search, BM25 with a code-aware tokenizer, rank fusion, metadata filters, and
+the one search configuration.
 
-Every retriever here has a chunk list and a `search(query, *, k, where)` that returns ranked
-`Hit`s, so a lesson swaps BM25 for dense search, or both for their fusion, by changing one line.
-Rankings are deterministic: equal scores are ordered by chunk index (see `rank_hits`).
+Every retriever here has a chunk list and a `search(query, *, k, where, vector)` that returns
+ranked `Hit`s, so a lesson swaps BM25 for dense search, or both for their fusion, by changing one
+line. Rankings are deterministic: equal scores are ordered by chunk index (see `rank_hits`).
+`SearchConfig` holds the knobs of fusion and re-ranking once, for `HybridRetriever`, `Pipeline`,
+`SearchService` and the PostgreSQL `Store` alike.
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 import time
 import weakref
@@ -25,12 +29,137 @@ Where = Callable[[Chunk], bool]  # a `Filter`, or any predicate a learner writes
 
 
 class Retriever(Protocol):
-    """Anything with a chunk list and a ranked `search`; `where` keeps only chunks it accepts."""
+    """Anything with a chunk list and a ranked `search`; `where` keeps only chunks it accepts.
+
+    `vector` is the query's embedding when the caller already has it (a pipeline embeds the
+    question once; a service caches it): a dense retriever uses it instead of embedding the
+    question again, and a retriever with no use for it (BM25, a learner's own) ignores it. So a
+    caller passes it to every retriever alike, never asking which kind it holds.
+    """
 
     chunks: list[Chunk]
 
-    def search(self, query: str, *, k: int = settings.EVAL_DEPTH,
-               where: Where | None = None) -> list[Hit]: ...
+    def search(self, query: str, *, k: int = settings.EVAL_DEPTH, where: Where | None = None,
+               vector: np.ndarray | None = None) -> list[Hit]: ...
+
+
+# ---------------------------------------------------------------------------------------------
+# The search configuration
+
+FUSIONS = ("rrf", "weighted")
+
+
+def _positive_int(name: str, value: object) -> None:
+    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+        raise ValueError(f"SearchConfig: {name} must be a whole number >= 1, not {value!r}")
+
+
+@dataclass(frozen=True)
+class SearchConfig:
+    """The knobs of one search, in one frozen object whose defaults are `course_lib.settings`.
+
+    `fusion` ("rrf" ranks, or "weighted" min-max scaled scores) with `rrf_k` or `weights` (one per
+    retriever; None: equal), `candidates` (each retriever's list before fusion), `top_n` (the
+    shortlist a re-ranker re-orders) and `batch_size` (its pairs per forward pass), `parallel`
+    (retrievers in threads). `HybridRetriever`, `Pipeline`, `SearchService` and the PostgreSQL
+    `Store` all take one, so the served, the evaluated and the SQL search read the same values.
+    A lesson that measures another value changes one knob: `config.replace(top_n=10)`, or the
+    keyword itself (`Pipeline(..., top_n=10)`), which `search_config` applies on top. Invalid
+    values raise here, when the object is made, not at the first query.
+    """
+
+    fusion: Literal["rrf", "weighted"] = "rrf"
+    rrf_k: int = settings.RRF_K
+    weights: tuple[float, ...] | None = None
+    candidates: int = settings.FUSION_CANDIDATES
+    top_n: int = settings.RERANK_TOP_N
+    batch_size: int = settings.RERANK_BATCH_SIZE
+    parallel: bool = False
+
+    def __post_init__(self) -> None:
+        if self.fusion not in FUSIONS:
+            raise ValueError(f"SearchConfig: fusion must be one of {FUSIONS}, not {self.fusion!r}")
+        for name in ("rrf_k", "candidates", "top_n", "batch_size"):
+            _positive_int(name, getattr(self, name))
+        if not isinstance(self.parallel, bool):
+            raise ValueError(f"SearchConfig: parallel must be True or False, not {self.parallel!r}")
+        if self.weights is not None:
+            if self.fusion != "weighted":
+                raise ValueError("SearchConfig: weights apply to fusion='weighted'; RRF fuses ranks only")
+            try:  # any sequence of numbers in; a hashable tuple kept
+                weights = tuple(float(w) for w in self.weights)
+            except (TypeError, ValueError):
+                weights = ()
+            if not weights or not all(math.isfinite(w) and w >= 0 for w in weights) or not any(weights):
+                raise ValueError("SearchConfig: weights must be numbers, finite, >= 0 and not all 0, "
+                                 f"not {self.weights!r}")
+            object.__setattr__(self, "weights", weights)
+
+    def replace(self, **changes: object) -> SearchConfig:
+        """This configuration with the named knobs changed (see `search_config`)."""
+        return search_config(self, **changes)
+
+    def weights_for(self, count: int) -> list[float]:
+        """One weight per retriever of `count`: the given ones, or equal; a wrong count raises."""
+        if self.weights is None:
+            return [1 / count] * count
+        if len(self.weights) != count:
+            raise ValueError(f"SearchConfig: {count} retrievers but {len(self.weights)} weights")
+        return list(self.weights)
+
+
+KNOBS = tuple(field.name for field in dataclasses.fields(SearchConfig))
+
+
+def search_config(config: SearchConfig | None = None, **knobs: object) -> SearchConfig:
+    """`config` (None: the defaults from settings) with the knobs a caller named applied on top.
+
+    The one place a keyword such as `Pipeline(..., fusion="weighted")` meets a configuration,
+    so a lesson changes one knob by one keyword whatever else it passes. A misspelt knob is a
+    TypeError naming the knobs, as a misspelt keyword argument is.
+    """
+    base = config if config is not None else SearchConfig()
+    if not isinstance(base, SearchConfig):
+        raise TypeError(f"config must be a SearchConfig, not {type(base).__name__}")
+    unknown = sorted(set(knobs) - set(KNOBS))
+    if unknown:
+        raise TypeError(f"unknown search knob {unknown[0]!r}; the knobs are {', '.join(KNOBS)}")
+    return dataclasses.replace(base, **knobs) if knobs else base
+
+
+class Configured:
+    """Read-only views of `self.config`'s knobs, so `pipeline.top_n` or `store.rrf_k` read as the
+    attributes they were; to change one, build with `config=old.config.replace(top_n=...)`."""
+
+    config: SearchConfig
+
+    @property
+    def fusion(self) -> str:
+        return self.config.fusion
+
+    @property
+    def rrf_k(self) -> int:
+        return self.config.rrf_k
+
+    @property
+    def weights(self) -> tuple[float, ...] | None:
+        return self.config.weights
+
+    @property
+    def candidates(self) -> int:
+        return self.config.candidates
+
+    @property
+    def top_n(self) -> int:
+        return self.config.top_n
+
+    @property
+    def batch_size(self) -> int:
+        return self.config.batch_size
+
+    @property
+    def parallel(self) -> bool:
+        return self.config.parallel
 
 
 def rank_hits(hits: Iterable[Hit]) -> list[Hit]:
@@ -253,10 +382,11 @@ def same_chunks(retrievers: Sequence[Retriever]) -> None:
                              f"{len(other.chunks)} chunks, ids differ): fusion would mix unrelated chunks")
 
 
-class HybridRetriever:
+class HybridRetriever(Configured):
     """Runs several retrievers on the same chunks and fuses their rankings.
 
-    Each retriever returns its best `candidates` (at least k); `fusion="rrf"` fuses ranks with
+    Its knobs are a `SearchConfig` (`config`, with any knob given as a keyword on top): each
+    retriever returns its best `candidates` (at least k); `fusion="rrf"` fuses ranks with
     `rrf_k`, `fusion="weighted"` fuses min-max scaled scores with `weights` (default equal).
     The retrievers run one after the other by default; `parallel=True` runs them in a thread
     pool, which pays where each retriever waits (a database, a remote service). In memory, on a
@@ -267,31 +397,26 @@ class HybridRetriever:
     or when the retriever is garbage-collected.
     """
 
-    def __init__(self, retrievers: Sequence[Retriever], *,
-                 fusion: Literal["rrf", "weighted"] = "rrf", rrf_k: int = settings.RRF_K,
-                 weights: Sequence[float] | None = None, candidates: int = settings.FUSION_CANDIDATES,
-                 parallel: bool = False):
+    def __init__(self, retrievers: Sequence[Retriever], *, config: SearchConfig | None = None,
+                 **knobs: object):
         if not retrievers:
             raise ValueError("HybridRetriever needs at least one retriever")
-        if fusion not in ("rrf", "weighted"):
-            raise ValueError(f"fusion must be 'rrf' or 'weighted', not {fusion!r}")
-        if fusion == "rrf" and weights is not None:
-            raise ValueError("weights apply to fusion='weighted'; RRF fuses ranks only")
+        self.config = search_config(config, **knobs)
         same_chunks(retrievers)
         self.retrievers = list(retrievers)
         self.chunks = self.retrievers[0].chunks
-        self.fusion, self.rrf_k, self.candidates = fusion, rrf_k, candidates
-        self.parallel = parallel
-        count = len(self.retrievers)
-        self.weights = list(weights) if weights is not None else [1 / count] * count
-        if len(self.weights) != len(self.retrievers):
-            raise ValueError(f"{len(self.retrievers)} retrievers but {len(self.weights)} weights")
+        self.fused_weights = self.config.weights_for(len(self.retrievers))
+        # A ready query vector is the question under the first dense model (the one a pipeline
+        # embeds with); a dense retriever over another model must embed the question itself.
+        models_ = [getattr(r, "model", None) for r in self.retrievers if hasattr(r, "embed_query")]
+        self._takes_vector = [not models_ or getattr(r, "model", None) == models_[0] for r in self.retrievers]
         names = [getattr(r, "name", type(r).__name__) for r in self.retrievers]
         # Two retrievers of one kind (e.g. two dense models) still get separate timings.
         self.names = [n if names.count(n) == 1 else f"{n}#{i}" for i, n in enumerate(names)]
-        self.name = "+".join(names) + f" ({fusion})"
+        self.name = "+".join(names) + f" ({self.fusion})"
         self.last_timings: dict[str, float] = {}
-        self._pool = ThreadPoolExecutor(len(retrievers), thread_name_prefix="hybrid") if parallel else None
+        self._pool = (ThreadPoolExecutor(len(retrievers), thread_name_prefix="hybrid")
+                      if self.parallel else None)
         # The finalizer holds the pool, not self, so a dropped retriever is collected and its threads end.
         self._finalizer = weakref.finalize(self, self._pool.shutdown, wait=False) if self._pool else None
 
@@ -312,23 +437,20 @@ class HybridRetriever:
 
     def _timed(self, retriever: Retriever, query: str, n: int, where: Where | None, vector):
         start = time.perf_counter()
-        if vector is not None and isinstance(retriever, DenseRetriever):
-            hits = retriever.search(query, k=n, where=where, vector=vector)
-        else:
-            hits = retriever.search(query, k=n, where=where)
+        hits = retriever.search(query, k=n, where=where, vector=vector)
         return hits, time.perf_counter() - start
 
     def search(self, query: str, *, k: int = settings.EVAL_DEPTH, where: Where | None = None,
-               vectors: dict[str | None, np.ndarray] | None = None) -> list[Hit]:
+               vector: np.ndarray | None = None) -> list[Hit]:
         """The k best chunks by fused score (the RRF or weighted score is each Hit's score).
 
-        `vectors` maps an embedding model name to the query's vector under it: a dense
-        retriever with that model uses it instead of embedding the query again.
+        `vector` is the query's vector under the first dense retriever's model: every retriever
+        over that model gets it (BM25 ignores it), so the question is not embedded again.
         """
         check_k(k)
         start = time.perf_counter()
         n = max(k, self.candidates)
-        given = [(vectors or {}).get(getattr(r, "model", None)) for r in self.retrievers]
+        given = [vector if takes else None for takes in self._takes_vector]
         if self._pool is not None:
             futures = [self._pool.submit(self._timed, r, query, n, where, v)
                        for r, v in zip(self.retrievers, given, strict=True)]
@@ -338,7 +460,7 @@ class HybridRetriever:
                        for r, v in zip(self.retrievers, given, strict=True)]
         fuse_start = time.perf_counter()
         fused = fuse([hits for hits, _ in results], fusion=self.fusion, rrf_k=self.rrf_k,
-                     weights=self.weights)
+                     weights=self.fused_weights)
         end = time.perf_counter()
         self.last_timings = {name: seconds
                              for name, (_, seconds) in zip(self.names, results, strict=True)}

@@ -30,7 +30,7 @@ from course_lib import settings
 from course_lib.core.lexical import case_sensitive_spans
 from course_lib.core.pipeline import Pipeline
 from course_lib.core.rerank import MaxSimReranker, Reranker
-from course_lib.core.retrieve import Filter, make_filter
+from course_lib.core.retrieve import Filter, SearchConfig, make_filter, search_config
 from course_lib.infra import onnx_encoder
 from course_lib.infra.threads import blas_limit
 from course_lib.records import Chunk, Hit
@@ -116,8 +116,9 @@ class Answer:
 class SearchService:
     """A pipeline served one query at a time, with a query-vector cache and a result cache.
 
-    Pass chunks (the pipeline is built here: dense + BM25, RRF, optional `reranker`, the
-    retrieval knobs as keywords, defaults from `settings`) or a ready `Pipeline`. `filters`
+    Pass chunks (the pipeline is built here: dense + BM25, optional `reranker`, the search knobs
+    as a `SearchConfig` and/or single keywords on top, defaults from `settings`) or a ready
+    `Pipeline` (which carries its own config). `filters`
     (a `Filter`: page `doc`, page-path prefix `path_prefix`, block `kinds`) are applied inside
     the retrievers, before the top-k cut. `cache_results=False` and `cache_queries=False` switch
     off one speed-up each, and `parallel=True` runs the retrievers in threads (off by default:
@@ -133,27 +134,32 @@ class SearchService:
 
     def __init__(self, chunks: Sequence[Chunk] | Pipeline, *, model: str | None = None,
                  vectors: np.ndarray | None = None, reranker: Reranker | None = None,
-                 top_n: int = settings.RERANK_TOP_N, batch_size: int = settings.RERANK_BATCH_SIZE,
-                 candidates: int = settings.FUSION_CANDIDATES, rrf_k: int = settings.RRF_K,
-                 parallel: bool = False, query_encoder: str = "torch",
+                 config: SearchConfig | None = None, query_encoder: str = "torch",
                  ttl: float = settings.RESULT_TTL_SECONDS, cache_queries: bool = True,
                  cache_results: bool = True, shared_pass: bool = True,
-                 blas_threads: int | None = settings.SERVE_BLAS_THREADS):
+                 blas_threads: int | None = settings.SERVE_BLAS_THREADS, **knobs: object):
         if query_encoder not in onnx_encoder.ENCODERS:
             raise ValueError(f"query_encoder must be one of {onnx_encoder.ENCODERS}, not {query_encoder!r}")
         if isinstance(chunks, Pipeline):
+            if config is not None or knobs:  # silently serving other knobs than asked would mislead
+                raise ValueError("a ready Pipeline carries its own SearchConfig: pass config (or the "
+                                 "knobs) to the Pipeline, or pass chunks here")
             self.pipeline = chunks
         else:
             # The query vector comes from this service's own cache: no disk lookup per query.
             self.pipeline = Pipeline.over(chunks, model=model, vectors=vectors, cache_queries=False,
-                                          query_encoder=query_encoder, reranker=reranker, top_n=top_n,
-                                          batch_size=batch_size, candidates=candidates, rrf_k=rrf_k,
-                                          parallel=parallel)
+                                          query_encoder=query_encoder, reranker=reranker,
+                                          config=search_config(config, **knobs))
         self.query_vectors = LRUCache(settings.QUERY_CACHE_SIZE) if cache_queries else None
         self.results = TTLCache(settings.RESULT_CACHE_SIZE, ttl=ttl) if cache_results else None
         self.shared_pass = shared_pass
         self.blas_threads = blas_threads
         self._encoders: dict[tuple[str | None, str], onnx_encoder.OnnxEncoder] = {}
+
+    @property
+    def config(self) -> SearchConfig:
+        """The served pipeline's search knobs."""
+        return self.pipeline.config
 
     @property
     def chunks(self) -> list[Chunk]:

@@ -18,8 +18,10 @@ from dataclasses import dataclass
 
 from IPython.display import HTML
 
-from course_lib.evaluation.compare import Comparison, holm_adjust
+from course_lib import settings
+from course_lib.evaluation.compare import Comparison, holm_adjust, paired_comparison
 from course_lib.evaluation.display import html_table
+from course_lib.evaluation.results import RunResult
 from course_lib.evaluation.verdicts import (
     CANNOT_TELL,
     EQUIVALENT,
@@ -41,8 +43,8 @@ KEEP_RULE = ("Declared before the results: a technique is **kept** when it gains
 
 @dataclass(frozen=True)
 class Recorded:
-    """A verdict another lesson recorded (its figures as text and its word), e.g. lesson 10's pandas
-    steps read back by lesson 09: evidence the rule weighs like a comparison."""
+    """A verdict kept as its figures' text and its word (e.g. lesson 09's pandas steps, from
+    `step_figures`): evidence the rule weighs like a comparison."""
 
     text: str
     word: str
@@ -125,6 +127,42 @@ def decision_line(technique: str, evidence: Evidence, *, buys: str | None = None
     verb = "use" if d.kept else "leave out"
     condition = f" {when}" if when else ""
     return Verdict(f"**Decision: {verb} {technique}**{condition}: {d.why}.")
+
+
+# Each lesson's step against the pipeline just before it, then the whole course against lesson 01:
+# (from, to, label). Lesson 10 judges them on its site, and lesson 09 recomputes them on pandas for its
+# decision table, so no lesson depends on another having run first.
+SITE_STEPS = (("naive", "clean", "parsing instead of regex stripping (03)"),
+              ("clean", "structured", "chunks that follow structure (04)"),
+              ("structured", "context", "the context line (04)"),
+              ("context", "limited", "splitting long blocks (05)"),
+              ("limited", "hybrid", "BM25 fused by RRF (06)"),
+              ("hybrid", "reranked", "MaxSim re-ranking (07)"),
+              ("naive", "reranked", "the whole course against lesson 01"))
+
+
+def site_steps(runs: Mapping[str, RunResult], *, family: str,
+               metrics: Sequence[str] = settings.PRIMARY_METRICS) -> dict[str, Comparison]:
+    """Every `SITE_STEPS` row on each metric, corrected as ONE Holm family, keyed "label (metric)".
+
+    `runs` maps each pipeline name the steps use to its run on the same questions. The same runs
+    give the same words wherever this is called, which is why lesson 09 calls it rather than
+    reading lesson 10's record.
+    """
+    missing = sorted({name for a, b, _ in SITE_STEPS for name in (a, b)} - set(runs))
+    if missing:
+        raise ValueError(f"site_steps needs a run of every step's pipeline; missing: {', '.join(missing)}")
+    comparisons = holm_adjust([paired_comparison(runs[a], runs[b], metric=m)
+                               for m in metrics for a, b, _ in SITE_STEPS], family=family)
+    keys = [f"{label} ({m})" for m in metrics for _, _, label in SITE_STEPS]
+    return dict(zip(keys, comparisons, strict=True))
+
+
+def step_figures(c: Comparison) -> dict[str, object]:
+    """One step's figures as a lesson records them (JSON): its pipelines, difference, questions
+    better and worse, Holm p, word and the interval the word rests on."""
+    return {"from": c.name_a, "to": c.name_b, "delta": c.delta, "wins": c.wins, "losses": c.losses,
+            "p_holm": c.p, "verdict": word(c), "interval_text": interval_text(c)}
 
 
 def kept_rows(decisions: Sequence[Decision]) -> list[tuple[str, str, str]]:

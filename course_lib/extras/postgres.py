@@ -24,7 +24,7 @@ import numpy as np
 from course_lib import settings
 from course_lib.core.lexical import code_aware_tokens
 from course_lib.core.rerank import Reranker, rerank, shortlist_size
-from course_lib.core.retrieve import Filter
+from course_lib.core.retrieve import Configured, Filter, SearchConfig, search_config
 from course_lib.core.tokens import get_counter
 from course_lib.extras.postgres_server import StaleIndexError, StoreError
 from course_lib.extras.postgres_sql import (
@@ -78,7 +78,7 @@ class IndexReport:
     seconds: float = 0.0
 
 
-class Store:
+class Store(Configured):
     """Pages and chunks in PostgreSQL; a retriever with `.chunks`, `.name` and `.search`.
 
     Opening checks the extension, creates the schema for the embedder's dimension, and refuses an
@@ -86,19 +86,26 @@ class Store:
     without the HNSW index (for parity with NumPy); `ef_search` sets `hnsw.ef_search` per query.
     `lexical` is "bm25" (the course's BM25 over its code-aware terms, as in memory), "ts_rank"
     (PostgreSQL's ranking over the same terms) or "english" (`ts_rank` over PostgreSQL's English
-    stems). With a `reranker`, the fused top `top_n` are re-ordered as in lesson 07.
+    stems). The search knobs are a `SearchConfig` (`config`, keywords on top), the in-memory
+    pipeline's: `candidates` per side, `rrf_k`, and with a `reranker` the shortlist `top_n`
+    re-ordered in `batch_size` pairs as in lesson 07. Fusion is RRF, in SQL: a config asking for
+    weighted fusion is refused, and `parallel` has nothing to run in threads (one query).
     """
 
     def __init__(self, conn, *, embedder=None, model: str | None = None, rebuild: bool = False,
                  reranker: Reranker | None = None, exact: bool = False,
                  ef_search: int = settings.HNSW_EF_SEARCH,
                  lexical: Literal["bm25", "ts_rank", "english"] = "bm25",
-                 candidates: int = settings.FUSION_CANDIDATES, top_n: int = settings.RERANK_TOP_N,
-                 rrf_k: int = settings.RRF_K, k1: float = settings.BM25_K1, b: float = settings.BM25_B):
+                 config: SearchConfig | None = None, k1: float = settings.BM25_K1, b: float = settings.BM25_B,
+                 **knobs: object):
+        self.config = search_config(config, **knobs)
+        if self.config.fusion != "rrf":
+            raise ValueError(f"Store fuses by RRF in one SQL query, not {self.config.fusion!r}: "
+                             "use an in-memory Pipeline for weighted fusion")
         self.conn = conn
         self.embedder = embedder or ModelEmbedder(model)
         self.reranker, self.exact, self.ef_search, self.lexical = reranker, exact, ef_search, lexical
-        self.candidates, self.top_n, self.rrf_k, self.k1, self.b = candidates, top_n, rrf_k, k1, b
+        self.k1, self.b = k1, b
         self._ensure_extension()
         if rebuild:
             self.drop()
@@ -254,18 +261,22 @@ class Store:
         if not self.exact:
             self.conn.execute("SELECT set_config('hnsw.ef_search', %s, true)", (str(self.ef_search),))
 
-    def _query_params(self, query: str, where: Filter | None) -> tuple[str, dict]:
+    def _query_params(self, query: str, where: Filter | None,
+                      vector: np.ndarray | None = None) -> tuple[str, dict]:
         condition, params = where_sql(where)
-        params["vec"] = np.asarray(self.embedder.embed([query])[0], dtype=np.float32)  # pgvector
+        if vector is None:
+            vector = self.embedder.embed([query])[0]
+        params["vec"] = np.asarray(vector, dtype=np.float32)  # pgvector
         terms = code_aware_tokens(query)
         params["terms"] = terms  # BM25: every query term, repeats included, in order
         params["tsq"] = tsquery_literal(terms) or None  # ts_rank: NULL matches nothing
         params.update(text=query, k1=float(self.k1), b=float(self.b))
         return condition, params
 
-    def dense(self, query: str, *, k: int = settings.EVAL_DEPTH, where: Filter | None = None) -> list[Hit]:
+    def dense(self, query: str, *, k: int = settings.EVAL_DEPTH, where: Filter | None = None,
+              vector: np.ndarray | None = None) -> list[Hit]:
         """Dense search alone (HNSW, or exact), score = cosine similarity."""
-        condition, params = self._query_params(query, where)
+        condition, params = self._query_params(query, where, vector)
         return self._run(dense_sql(condition, exact=self.exact), {**params, "k": k})
 
     def lexical_search(self, query: str, *, k: int = settings.EVAL_DEPTH, where: Filter | None = None,
@@ -275,10 +286,11 @@ class Store:
         sql = lexical_sql(lexical or self.lexical, condition)
         return self._run(f"SELECT chunk_id, score FROM ({sql}) l", {**params, "n": k})  # noqa: S608
 
-    def fused(self, query: str, *, k: int = settings.EVAL_DEPTH, where: Filter | None = None) -> list[Hit]:
+    def fused(self, query: str, *, k: int = settings.EVAL_DEPTH, where: Filter | None = None,
+              vector: np.ndarray | None = None) -> list[Hit]:
         """Dense and lexical top `candidates`, fused by RRF in one SQL query (no re-ranking). In
         float8, as `retrieve.rrf` adds: the same ranks give the same fused scores, bit for bit."""
-        condition, params = self._query_params(query, where)
+        condition, params = self._query_params(query, where, vector)
         return self._run(fused_sql(self.lexical, condition, exact=self.exact),
                          {**params, "n": max(k, self.candidates), "rrf_k": self.rrf_k, "k": k})
 
@@ -289,11 +301,13 @@ class Store:
         hits = [Hit(self._positions[cid], float(score)) for cid, score in rows]
         return sorted(hits, key=lambda h: (-h.score, h.index))  # the course's tie rule
 
-    def search(self, query: str, *, k: int = settings.EVAL_DEPTH, where: Filter | None = None) -> list[Hit]:
+    def search(self, query: str, *, k: int = settings.EVAL_DEPTH, where: Filter | None = None,
+               vector: np.ndarray | None = None) -> list[Hit]:
         """The pipeline: fused SQL search, then with a re-ranker the shortlist `Pipeline.search`
-        re-ranks (`shortlist_size`), re-ranked in Python; the k best."""
+        re-ranks (`shortlist_size`), re-ranked in Python; the k best. `vector` is the question's
+        embedding when the caller has it (else the store's embedder computes it)."""
         if self.reranker is None:
-            return self.fused(query, k=k, where=where)
+            return self.fused(query, k=k, where=where, vector=vector)
         depth = shortlist_size(k, top_n=self.top_n)
-        hits = self.fused(query, k=depth, where=where)
-        return rerank(self.reranker, query, hits, self.chunks, top_n=depth)[:k]
+        hits = self.fused(query, k=depth, where=where, vector=vector)
+        return rerank(self.reranker, query, hits, self.chunks, top_n=depth, batch_size=self.batch_size)[:k]
