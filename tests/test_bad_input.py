@@ -1000,6 +1000,22 @@ def test_out_force_over_a_private_file_keeps_it_private(tmp_path, site):
     assert len(out.read_text().splitlines()) == 3  # replaced atomically: a new inode, the same mode
 
 
+def test_out_force_over_a_file_with_a_second_hard_link_is_refused_and_both_names_kept(tmp_path, site):
+    """A replace would give --out a new inode and leave the other name with the old questions: the
+    user could not tell which name holds what, so nothing is written (exit 7, one line)."""
+    out, other = tmp_path / "drafts.jsonl", tmp_path / "backup.jsonl"
+    out.write_text("my own questions\n")
+    os.link(out, other)
+    before = out.stat()
+    fails(_draft(site, out, "--force"), 7, r"drafts\.jsonl: the file has 2 names \(hard links\): replacing it "
+                                           r"here would leave the others holding the old contents")
+    assert out.stat().st_ino == before.st_ino == other.stat().st_ino and out.stat().st_nlink == 2
+    assert out.read_text() == other.read_text() == "my own questions\n"
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".")) == []  # no .partial, no .lock
+    other.unlink()  # with one name left, --force replaces it
+    assert _draft(site, out, "--force").returncode == 0 and len(out.read_text().splitlines()) == 3
+
+
 @pytest.mark.model
 def test_one_pages_base_href_does_not_move_every_pages_citations(site):
     page = site / "flat.html"
