@@ -175,3 +175,21 @@ def test_every_page_of_the_course_parses_to_words_it_holds():
                        for part in (b.text, *b.heading_path, b.section_id or "")
                        for w in parse._WORD.findall(part.casefold())}
             assert written - parse._words_of(page.html) == set(), (corpus, page.path)
+
+
+def test_a_page_whose_own_parse_the_check_cannot_trace_is_parsed_each_time_silently(
+        private_cache, caplog, monkeypatch):
+    """A word the walker makes that the check cannot find (here: joined pieces, with the joining
+    switched off) would make an honest entry miss on every run: such a page is not stored, and
+    parsing it again says nothing."""
+    page = Page("jn.html", f"<html><body><main><h1>Julian</h1><p>J<em>n</em> is the day.</p>{BODY}"
+                           "</main></body></html>")
+    fresh = parse_corpus([page])
+    assert "Jn is the day." in [b.text for b in fresh[0]["jn.html"]]
+    joined = parse._joined_words
+    monkeypatch.setattr(parse, "_joined_words", lambda html: set())
+    with caplog.at_level(logging.WARNING, logger="course_lib"):
+        assert parse_pages([page]) == fresh and parse_pages([page]) == fresh
+    assert files(private_cache) == [] and caplog.records == []
+    monkeypatch.setattr(parse, "_joined_words", joined)
+    assert parse_pages([page]) == fresh and len(files(private_cache)) == 1  # traced: stored
