@@ -2,6 +2,7 @@
 parsed again when anything it depends on changes, and never trusted when damaged."""
 import gzip
 import logging
+import re
 
 import pytest
 
@@ -155,14 +156,16 @@ def test_an_entry_that_names_another_page_is_parsed_again(private_cache, caplog)
 
 @pytest.mark.parametrize(("html", "words"), [
     ("<p>J<em>n</em> is <b>Julian</b></p>", {"jn", "n", "julian"}),  # inline tags join a word
-    ("<dl><dt>var_name</dt><dd>scalar</dd></dl>", {"var_name", "scalar"}),  # block tags part words
-    ("<p>1 &lt;= n &amp; caf&eacute;</p>", {"1", "n", "café"}),  # references resolved, tags not
+    ("<dl><dt>var_name</dt><dd>scalar</dd></dl>", {"var_name", "scalar", "var_namescalar"}),
+    ("<p>1 &lt;= n &amp; caf&eacute;</p>", {"1", "n", "café"}),  # references resolved
     ('<div class="highlight-python3"><pre>x</pre></div>', {"python", "highlight", "python3"}),
 ])
 def test_the_words_a_page_holds_are_the_words_its_parse_can_hold(html, words):
-    assert words <= parse._words_of(html)
-    assert "varnamescalar" not in parse._words_of(html) and "evil" not in parse._words_of(html)
-    assert parse._words_of("<p>1 &lt;= <b>n</b></p>") >= {"1", "n"}  # "&lt;" resolved is not a tag
+    assert parse._holds(html, words)
+    for planted in ("evil", "julianx", "jnis", "var_namescalarx", "amp1", "cafe"):
+        assert not parse._holds(html, words | {planted}), planted
+    assert parse._holds("<p>1 &lt;= <b>n</b></p>", {"1", "n"})  # a resolved "&lt;" is not a tag
+    assert not parse._holds("<p>1 &lt;= <b>n</b></p>", {"1n"})
 
 
 def test_every_page_of_the_course_parses_to_words_it_holds():
@@ -171,10 +174,7 @@ def test_every_page_of_the_course_parses_to_words_it_holds():
 
     for corpus in ("python", "pandas"):
         for page in load_corpus(corpus=corpus).pages[:10]:
-            written = {w for b in parse.parse_blocks(page.html)
-                       for part in (b.text, *b.heading_path, b.section_id or "")
-                       for w in parse._WORD.findall(part.casefold())}
-            assert written - parse._words_of(page.html) == set(), (corpus, page.path)
+            assert parse._holds(page.html, parse._written_words(parse.parse_blocks(page.html))), page.path
 
 
 def test_a_page_whose_own_parse_the_check_cannot_trace_is_parsed_each_time_silently(
@@ -186,10 +186,10 @@ def test_a_page_whose_own_parse_the_check_cannot_trace_is_parsed_each_time_silen
                            "</main></body></html>")
     fresh = parse_corpus([page])
     assert "Jn is the day." in [b.text for b in fresh[0]["jn.html"]]
-    joined = parse._joined_words
-    monkeypatch.setattr(parse, "_joined_words", lambda html: set())
+    joined = parse._joined
+    monkeypatch.setattr(parse, "_joined", lambda word: re.compile("(?!)"))  # matches nothing
     with caplog.at_level(logging.WARNING, logger="course_lib"):
         assert parse_pages([page]) == fresh and parse_pages([page]) == fresh
     assert files(private_cache) == [] and caplog.records == []
-    monkeypatch.setattr(parse, "_joined_words", joined)
+    monkeypatch.setattr(parse, "_joined", joined)
     assert parse_pages([page]) == fresh and len(files(private_cache)) == 1  # traced: stored

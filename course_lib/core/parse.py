@@ -332,7 +332,7 @@ def parse_pages(pages: Sequence[Page], **options) -> tuple[dict[str, list[Block]
     parse options, the parser libraries' versions and the source of every module in `PARSE_STACK`:
     any change parses that page again, and an entry can only ever be read for the one HTML it
     was parsed from. Before it is served, every word an entry holds must occur in that HTML (see
-    `_words_of`): an edited entry that puts text of its own (or another page's) into a page misses,
+    `_holds`): an edited entry that puts text of its own (or another page's) into a page misses,
     with one warning line, and the page is parsed again. A damaged entry is the same. Not stored: a
     page the parser failed on, and one whose own parse holds a word the check cannot trace (a word
     the walker joins across a removed element, about 1 web page in 75): it is parsed each time.
@@ -393,26 +393,20 @@ _WORD = re.compile(r"\w+")
 _ANY_TAG = re.compile(r"<[^>]*>")
 # The words the parser writes that a page need not spell so: code_language's names.
 _PARSER_WORDS = frozenset(w for name in _LANGS.values() for w in _WORD.findall(name))
-_MAX_JOINED = 8  # the most pieces of text, separated only by tags, one written word is made of
 
 
 def _holds(html: str, words: set[str]) -> bool:
-    """True when every word (casefolded) is one the parser could take from this HTML (`_words_of`).
-    Cheapest first: most words are spelt in the source as they are written; references resolved
-    and joined pieces are looked at only for the words left."""
+    """True when every word (casefolded) is one the parser could take from this HTML: a word of
+    its source, with character references resolved or not, or pieces of its text that only tags
+    separate, joined (`J<em>n</em>` holds "j", "n" and "jn"; the walker joins a layout's pieces so).
+    Cheapest first: most words are spelt in the source as they are written."""
     missing = words - set(_WORD.findall(html.casefold())) - _PARSER_WORDS
-    for more in (_resolved_words, _joined_words):
-        if not missing:
-            break
-        missing -= more(html)
+    if missing:
+        missing -= _resolved_words(html)
+    if missing:
+        text = _text_with_tags_marked(html)
+        missing = {word for word in missing if not _joined(word).search(text)}
     return not missing
-
-
-def _words_of(html: str) -> set[str]:
-    """Every word (casefolded) the parser could take from this HTML: the words of its source, with
-    character references resolved or not, and the words made by joining pieces of text that only
-    tags separate (`J<em>n</em>` holds "j", "n" and "jn"; a walker joins a layout's pieces so)."""
-    return set(_WORD.findall(html.casefold())) | _resolved_words(html) | _joined_words(html) | _PARSER_WORDS
 
 
 def _resolved_words(html: str) -> set[str]:
@@ -421,27 +415,15 @@ def _resolved_words(html: str) -> set[str]:
     return set(_WORD.findall(CONTROLS.sub("", unescape(html)).casefold()))
 
 
-def _joined_words(html: str) -> set[str]:
-    """The words made of up to `_MAX_JOINED` consecutive pieces that only tags separate. Tags are
-    cut out before references are resolved: a resolved "&lt;" is text, not a tag."""
-    found: set[str] = set()
-    run: list[str] = []
+_MARK = "\ufdd0"  # stands for a tag: a noncharacter, in no word and in no page's text
 
-    def close() -> None:
-        found.update("".join(run[i:j]) for i in range(len(run))
-                     for j in range(i + 2, min(len(run), i + _MAX_JOINED) + 1))
-        run.clear()
 
-    for piece in _ANY_TAG.split(html):
-        text = CONTROLS.sub("", unescape(piece)).casefold()
-        if not text:
-            continue  # two tags side by side: the word goes on
-        matches = list(_WORD.finditer(text))
-        for match in matches:
-            if match.start() > 0 or match is not matches[0]:
-                close()
-            run.append(match[0])
-        if not matches or matches[-1].end() < len(text):
-            close()
-    close()
-    return found
+def _text_with_tags_marked(html: str) -> str:
+    """The page's text, casefolded, each tag replaced by `_MARK`. Tags go before references are
+    resolved: a resolved "&lt;" is text, not a tag."""
+    return CONTROLS.sub("", unescape(_ANY_TAG.sub(_MARK, html))).casefold()
+
+
+def _joined(word: str) -> re.Pattern:
+    """`word` as whole pieces of text with only tags between them: a mark may follow any letter."""
+    return re.compile(r"(?<!\w)" + f"{_MARK}*".join(map(re.escape, word)) + r"(?!\w)")
