@@ -332,8 +332,9 @@ def parse_pages(pages: Sequence[Page], **options) -> tuple[dict[str, list[Block]
     parse options, the parser libraries' versions and the source of every module in `PARSE_STACK`:
     any change parses that page again, and an entry can only ever be read for the one HTML it
     was parsed from. Before it is served, every word an entry holds must occur in that HTML (see
-    `_holds`): an edited entry that puts text of its own (or another page's) into a page misses,
-    with one warning line, and the page is parsed again. A damaged entry is the same. Not stored: a
+    `_holds`): an edited entry that puts a word the page lacks into it (a planted link, another
+    page's text) misses, with one warning line, and the page is parsed again; one that only cuts
+    or rearranges the page's own words is not caught. A damaged entry misses too. Not stored: a
     page the parser failed on, and one whose own parse holds a word the check cannot trace (a word
     the walker joins across a removed element, about 1 web page in 75): it is parsed each time.
     """
