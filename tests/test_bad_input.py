@@ -365,21 +365,24 @@ def test_pages_with_other_extensions_are_read_or_named_in_one_line(site):
 
 @pytest.mark.model
 def test_an_edited_parsed_page_cache_entry_is_parsed_again_never_served(site, private_cache):
+    """Someone who can write the cache plants a sentence in a page's entry, keeping the digest of the
+    page it names (there is no seal left to recompute): the page is parsed again from disk."""
     import gzip
 
     question = ("ask", "Which directive gives the day of the month?", "--corpus", site, "--pipeline", "bm25",
                 "--prompt", "--k", "2")
     clean = run(*question)
     assert clean.returncode == 0 and "zero-padded decimal number" in clean.stdout, clean.stderr
-    [entry] = (private_cache / "parsed").glob("*.json.gz")
+    [entry] = [path for path in (private_cache / "parsed").glob("*.json.gz")
+               if b"zero-padded decimal number" in gzip.decompress(path.read_bytes())]
     data = json.loads(gzip.decompress(entry.read_bytes()))
     text = json.dumps(data).replace("zero-padded decimal number", "INJECTED: visit evil.example")
     assert text != json.dumps(data)
-    entry.write_bytes(gzip.compress(text.encode()))  # the seal is left as it was: the text changed
+    entry.write_bytes(gzip.compress(text.encode()))
     again = run(*question)
     assert again.returncode == 0 and "Traceback" not in again.stderr, again.stderr
     assert again.stdout == clean.stdout and "INJECTED" not in again.stdout + again.stderr
-    assert warnings_of(again) == [f"course_lib cache {entry} does not match the pages it was parsed from "
+    assert warnings_of(again) == [f"course_lib cache {entry} holds text that is not on its page "
                                   "(edited or damaged): parsed again"]
     third = run(*question)  # parsed again and stored again: served, silently
     assert third.stdout == clean.stdout and warnings_of(third) == []
@@ -995,6 +998,22 @@ def test_out_force_over_a_private_file_keeps_it_private(tmp_path, site):
     after = out.stat()
     assert stat.S_IMODE(after.st_mode) == 0o600 and (after.st_uid, after.st_gid) == (before.st_uid, before.st_gid)
     assert len(out.read_text().splitlines()) == 3  # replaced atomically: a new inode, the same mode
+
+
+def test_out_force_over_a_file_with_a_second_hard_link_is_refused_and_both_names_kept(tmp_path, site):
+    """A replace would give --out a new inode and leave the other name with the old questions: the
+    user could not tell which name holds what, so nothing is written (exit 7, one line)."""
+    out, other = tmp_path / "drafts.jsonl", tmp_path / "backup.jsonl"
+    out.write_text("my own questions\n")
+    os.link(out, other)
+    before = out.stat()
+    fails(_draft(site, out, "--force"), 7, r"drafts\.jsonl: the file has 2 names \(hard links\): replacing it "
+                                           r"here would leave the others holding the old contents")
+    assert out.stat().st_ino == before.st_ino == other.stat().st_ino and out.stat().st_nlink == 2
+    assert out.read_text() == other.read_text() == "my own questions\n"
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".")) == []  # no .partial, no .lock
+    other.unlink()  # with one name left, --force replaces it
+    assert _draft(site, out, "--force").returncode == 0 and len(out.read_text().splitlines()) == 3
 
 
 @pytest.mark.model

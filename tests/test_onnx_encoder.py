@@ -138,3 +138,57 @@ def test_a_garbage_onnx_file_is_one_line_naming_it(tmp_path):
         onnx_encoder.OnnxEncoder(root=folder)
     message = str(caught.value)
     assert str(path) in message and "not a usable ONNX model" in message and "\n" not in message
+
+
+class _FakeSession:
+    """Stands in for an ONNX Runtime session: records the intra-op threads each run used."""
+
+    runs: list[int | None] = []
+
+    def __init__(self, threads):
+        self.threads = threads
+
+    def run(self, names, feeds):
+        _FakeSession.runs.append(self.threads)
+        return [np.ones((*feeds["input_ids"].shape, 4), np.float32)]
+
+
+def _fake_encoder(monkeypatch, threads):
+    """An OnnxEncoder with a fake tokenizer and sessions: no export, no model."""
+    monkeypatch.setattr(onnx_encoder, "_session", lambda path, threads, stamp: _FakeSession(threads))
+    monkeypatch.setattr(_FakeSession, "runs", [])
+    encoder = object.__new__(onnx_encoder.OnnxEncoder)
+    encoder.path, encoder._stamp, encoder.threads, encoder._width = None, 0, threads, None
+    encoder.session, encoder.max_seq_length = _FakeSession(threads), 8
+    encoder.tokenizer = lambda texts, **_: {n: np.ones((len(texts), 3), np.int64) for n in onnx_encoder.INPUTS}
+    encoder._special = np.array([0])
+    return encoder
+
+
+def test_one_question_runs_on_one_thread_and_a_batch_on_every_core(monkeypatch):
+    """The library's rule, as `one_text_threads` applies it to PyTorch: ONNX Runtime's default
+    intra-op pool (None: one thread per core) only for batches."""
+    encoder = _fake_encoder(monkeypatch, None)
+    monkeypatch.setattr(onnx_encoder, "load_encoder", lambda *a, **k: encoder)
+    assert onnx_encoder.embed_queries(["one question"], encoder="onnx").shape == (1, 4)
+    encoder.encode_query("one question")
+    onnx_encoder.embed_queries(["two", "questions"], encoder="onnx")
+    encoder.encode([f"chunk {i}" for i in range(5)], batch_size=4)  # a batch of 4, then one left over
+    assert _FakeSession.runs == [1, 1, None, None, 1]
+
+
+def test_threads_given_to_the_encoder_decide_every_run(monkeypatch):
+    encoder = _fake_encoder(monkeypatch, 3)
+    encoder.encode(["one question"])
+    encoder.encode(["two", "questions"])
+    assert _FakeSession.runs == [3, 3]
+
+
+@pytest.mark.model
+def test_the_real_single_text_session_has_one_intra_op_thread(root):
+    encoder = onnx_encoder.OnnxEncoder(root=root)
+    assert encoder.session_for(1).get_session_options().intra_op_num_threads == 1
+    assert encoder.session_for(2) is encoder.session
+    assert encoder.session.get_session_options().intra_op_num_threads == 0  # ONNX Runtime's: every core
+    vectors = encoder.encode(["day of the month", "day of the month"], normalize_embeddings=True)
+    assert np.allclose(encoder.encode(["day of the month"], normalize_embeddings=True)[0], vectors[0], atol=1e-5)

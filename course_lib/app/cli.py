@@ -88,7 +88,9 @@ def _add_golden_commands(command) -> None:
     evaluate.add_argument("--split", default="dev", choices=["dev", "test", "all"])
     _model_option(evaluate)
     evaluate.add_argument("--out", type=Path, help="JSON file to write (never overwritten without --force)")
-    evaluate.add_argument("--force", action="store_true", help="overwrite an existing --out file")
+    evaluate.add_argument("--force", action="store_true",
+                          help="overwrite an existing --out file (keeping its mode; "
+                               "never one with a second hard link)")
     evaluate.add_argument("--skip-invalid", action="store_true",
                           help="leave out (and name) golden questions that do not match the corpus")
     draft = command("golden-draft", "draft golden lines (evidence, no question)", commands.golden_draft)
@@ -96,7 +98,9 @@ def _add_golden_commands(command) -> None:
     draft.add_argument("--out", type=Path, required=True,
                        help="JSONL to write (never overwritten without --force)")
     draft.add_argument("--n", type=positive, default=GOLDEN_DRAFT_SIZE, help="how many lines to draft")
-    draft.add_argument("--force", action="store_true", help="overwrite an existing --out file")
+    draft.add_argument("--force", action="store_true",
+                       help="overwrite an existing --out file (keeping its mode; "
+                            "never one with a second hard link)")
 
 
 def _add_question_commands(command) -> None:

@@ -19,11 +19,11 @@ the nesting depth for list items and definitions, 0 otherwise.
 from __future__ import annotations
 
 import inspect
-import json
 import logging
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
+from html import unescape
 from pathlib import Path
 
 import bs4
@@ -41,7 +41,7 @@ from course_lib.core.boilerplate import (
     remove_furniture,
 )
 from course_lib.core.decode import decode_html
-from course_lib.core.html_parts import collapse, repair_raw_pre, text_of
+from course_lib.core.html_parts import _LANGS, collapse, repair_raw_pre, text_of
 from course_lib.core.main_content import LANDMARKS, MainChoice, choose_main, describe
 from course_lib.core.walker import walk_blocks
 from course_lib.infra.errors import ParseError, ParserFailures
@@ -266,16 +266,32 @@ def parse_corpus(
     the bar (`max_failure_share=1`) for a site a learner knows to be odd.
     """
     check_parse_options(kwargs, extra=())
+
+    def read(item: Page | str | Path) -> list[Block]:
+        if isinstance(item, Page):
+            _check_html(item.html, item.path)
+            return parse_blocks(item.html, **kwargs)
+        return parse_file(item, **kwargs)
+
+    return _parse_items(items, read, min_chars=min_chars, skip_stubs=skip_stubs,
+                        max_failure_share=max_failure_share)
+
+
+def _parse_items(
+    items: Iterable[Page | str | Path],
+    read: Callable[[Page | str | Path], list[Block]],
+    *,
+    min_chars: int = settings.STUB_MIN_CHARS,
+    skip_stubs: bool = True,
+    max_failure_share: float = settings.PARSER_FAILURE_MAX_SHARE,
+) -> tuple[dict[str, list[Block]], list[tuple[str, str]]]:
+    """`parse_corpus`'s loop, each item's blocks from `read` (a fresh parse, or the parse cache)."""
     parsed: dict[str, list[Block]] = {}
     skipped: list[tuple[str, str]] = []
     for item in items:
         key = item.path if isinstance(item, Page) else str(item)
         try:
-            if isinstance(item, Page):
-                _check_html(item.html, key)
-                blocks = parse_blocks(item.html, **kwargs)
-            else:
-                blocks = parse_file(item, **kwargs)
+            blocks = read(item)
         except ParseError as err:
             skipped.append((key, err.reason))
             log.debug("skipped %s: %s", key, err.reason, exc_info=err.__cause__)
@@ -304,71 +320,111 @@ PARSE_STACK = ("course_lib.core.parse", "course_lib.core.walker", "course_lib.co
                "course_lib.core.main_content",
                "course_lib.core.boilerplate", "course_lib.core.decode", "course_lib.infra.safe_text",
                "course_lib.records", "course_lib.settings")
-_PARSE_CACHE_FORMAT = "parsed-pages-2"  # 2: sealed by the pages' hashes
+_PARSE_CACHE_FORMAT = "parsed-page-3"  # 3: one entry per page, keyed by the sha256 of its HTML
+_CORPUS_OPTIONS = ("min_chars", "skip_stubs", "max_failure_share")  # decided per corpus, never cached
 
 
 def parse_pages(pages: Sequence[Page], **options) -> tuple[dict[str, list[Block]], list[tuple[str, str]]]:
-    """`parse_corpus` over Page records, kept on disk (`<cache>/parsed/`) between processes.
+    """`parse_corpus` over Page records, each page's blocks kept on disk (`<cache>/parsed/`).
 
-    Parsing a corpus costs 20-40 s on a laptop and every lesson parses the same pages, so the
-    result is stored as JSON keyed by the pages' paths and HTML, the options, the parser
-    libraries' versions and the source of every module in `PARSE_STACK`: any change parses again.
-    A damaged or unreadable cache file costs one warning line and a fresh parse, never a result;
-    a run where the parser failed on a page is not kept. Each entry holds the sha256 of every
-    page's text and a seal over those hashes, its own name and every block it stores: an entry
-    edited by hand (or by another user of a shared cache) no longer matches its seal and is parsed
-    again with one warning line, so the text it holds is never served.
+    Parsing a corpus costs 20-40 s on a laptop and every lesson parses the same pages, so each
+    page's blocks are stored as JSON under a name derived from the sha256 of the page's HTML, the
+    parse options, the parser libraries' versions and the source of every module in `PARSE_STACK`:
+    any change parses that page again, and an entry can only ever be read for the one HTML it
+    was parsed from. Before it is served, every word an entry holds must occur in that HTML (see
+    `_holds`): an edited entry that puts a word the page lacks into it (a planted link, another
+    page's text) misses, with one warning line, and the page is parsed again; one that only cuts
+    or rearranges the page's own words is not caught. A damaged entry misses too. Not stored: a
+    page the parser failed on, and one whose own parse holds a word the check cannot trace (a word
+    the walker joins across a removed element, about 1 web page in 75): it is parsed each time.
     """
     check_parse_options(options)
-    parts = [_PARSE_CACHE_FORMAT, code_digest(PARSE_STACK), bs4.__version__, lxml.etree.__version__,
-             repr(sorted(options.items()))]
-    parts += [text for page in pages for text in (page.path, page.html)]
-    path = cache_path("parsed", "corpus", parts)
-    hashes = {page.path: text_digest(page.html) for page in pages}
-    stored = _read_parsed(path, hashes)
-    if stored is not None:
+    page_options = {k: v for k, v in options.items() if k not in _CORPUS_OPTIONS}
+    corpus_options = {k: v for k, v in options.items() if k in _CORPUS_OPTIONS}
+    key = [_PARSE_CACHE_FORMAT, code_digest(PARSE_STACK), bs4.__version__, lxml.etree.__version__,
+           repr(sorted(page_options.items()))]
+    return _parse_items(pages, lambda page: _cached_blocks(page, key, page_options), **corpus_options)
+
+
+def _cached_blocks(page: Page, key: list[str], options: dict) -> list[Block]:
+    """One page's blocks: from its cache entry when that entry holds only the page's own words,
+    else parsed, and stored when the parse itself holds only words the check can find."""
+    _check_html(page.html, page.path)
+    digest = text_digest(page.html)
+    path = cache_path("parsed", "page", [*key, digest])
+    stored = _read_blocks(path, digest)
+    if stored is not None and _holds(page.html, _written_words(stored)):
         return stored
-    parsed, skipped = parse_corpus(pages, **options)
-    if any(reason.startswith("parser failed") for _, reason in skipped):
-        return parsed, skipped  # a failure may be this machine's (memory, recursion): try again next time
-    entry = {"pages": hashes, "parsed": {doc: [[b.kind, b.text, list(b.heading_path), b.section_id, b.level]
-                                               for b in blocks] for doc, blocks in parsed.items()},
-             "skipped": [list(pair) for pair in skipped]}
-    write_json(path, {**entry, "seal": _seal(path, entry)})
-    return parsed, skipped
+    blocks = parse_blocks(page.html, **options)  # a parser failure raises here: nothing is stored
+    if stored is not None and stored != blocks:  # a page the check cannot trace is parsed each time, silently
+        warn_once(path, "holds text that is not on its page (edited or damaged): parsed again")
+    if _holds(page.html, _written_words(blocks)):
+        write_json(path, {"page": digest, "blocks": [[b.kind, b.text, list(b.heading_path), b.section_id,
+                                                      b.level] for b in blocks]})
+    return blocks
 
 
-def _seal(path: Path, entry: dict) -> str:
-    """The sha256 of an entry's name, its pages' hashes and everything it stores."""
-    body = json.dumps([path.name, entry.get("pages"), entry.get("parsed"), entry.get("skipped")],
-                      sort_keys=True)
-    return text_digest(body)
-
-
-_Parsed = tuple[dict[str, list[Block]], list[tuple[str, str]]]
-
-
-def _read_parsed(path: Path, hashes: dict[str, str]) -> _Parsed | None:
-    """The stored parse, or None when there is none, it does not have the shape written, or it
-    does not match its seal or these pages' hashes (one warning line: it is parsed again)."""
+def _read_blocks(path: Path, digest: str) -> list[Block] | None:
+    """The stored blocks, or None when there are none, they have not the shape written or they
+    were parsed from other HTML (one warning line)."""
     data = read_json(path)
     if data is None:
         return None
-    if not isinstance(data, dict) or data.get("pages") != hashes or data.get("seal") != _seal(path, data):
-        warn_once(path, "does not match the pages it was parsed from (edited or damaged): parsed again")
-        return None
     try:
-        parsed = {str(doc): [Block(kind=str(kind), text=str(text), heading_path=tuple(map(str, heading)),
-                                   section_id=None if section is None else str(section), level=int(level))
-                             for kind, text, heading, section, level in rows]
-                  for doc, rows in data["parsed"].items()}
-        skipped = [(str(doc), str(reason)) for doc, reason in data["skipped"]]
+        page, rows = data["page"], data["blocks"]
+        blocks = [Block(kind=str(kind), text=str(text), heading_path=tuple(map(str, heading)),
+                        section_id=None if section is None else str(section), level=int(level))
+                  for kind, text, heading, section, level in rows]
     except (KeyError, TypeError, ValueError, AttributeError) as err:
         warn_once(path, "holds a parse of the wrong shape: parsed again", err)
         return None
-    # Each page given is parsed or skipped, once, and no other: an entry resealed by someone who
-    # can write the cache cannot add a page that is not on disk (docs/LIBRARY.md, "the caches").
-    if sorted([*parsed, *(doc for doc, _ in skipped)]) != sorted(hashes):
-        warn_once(path, "names pages other than the ones it was parsed from: parsed again")
+    if page != digest:
+        warn_once(path, "was parsed from another page (edited or damaged): parsed again")
         return None
-    return parsed, skipped
+    return blocks
+
+
+def _written_words(blocks: list[Block]) -> set[str]:
+    """Every word (casefolded) of the blocks' text, heading paths and section ids."""
+    return {w for b in blocks for part in (b.text, *b.heading_path, b.section_id or "")
+            for w in _WORD.findall(part.casefold())}
+
+
+_WORD = re.compile(r"\w+")
+_ANY_TAG = re.compile(r"<[^>]*>")
+# The words the parser writes that a page need not spell so: code_language's names.
+_PARSER_WORDS = frozenset(w for name in _LANGS.values() for w in _WORD.findall(name))
+
+
+def _holds(html: str, words: set[str]) -> bool:
+    """True when every word (casefolded) is one the parser could take from this HTML: a word of
+    its source, with character references resolved or not, or pieces of its text that only tags
+    separate, joined (`J<em>n</em>` holds "j", "n" and "jn"; the walker joins a layout's pieces so).
+    Cheapest first: most words are spelt in the source as they are written."""
+    missing = words - set(_WORD.findall(html.casefold())) - _PARSER_WORDS
+    if missing:
+        missing -= _resolved_words(html)
+    if missing:
+        text = _text_with_tags_marked(html)
+        missing = {word for word in missing if not _joined(word).search(text)}
+    return not missing
+
+
+def _resolved_words(html: str) -> set[str]:
+    """The words of the source with its character references resolved and control characters
+    dropped, as the parser's text has them."""
+    return set(_WORD.findall(CONTROLS.sub("", unescape(html)).casefold()))
+
+
+_MARK = "\ufdd0"  # stands for a tag: a noncharacter, in no word and in no page's text
+
+
+def _text_with_tags_marked(html: str) -> str:
+    """The page's text, casefolded, each tag replaced by `_MARK`. Tags go before references are
+    resolved: a resolved "&lt;" is text, not a tag."""
+    return CONTROLS.sub("", unescape(_ANY_TAG.sub(_MARK, html))).casefold()
+
+
+def _joined(word: str) -> re.Pattern:
+    """`word` as whole pieces of text with only tags between them: a mark may follow any letter."""
+    return re.compile(r"(?<!\w)" + f"{_MARK}*".join(map(re.escape, word)) + r"(?!\w)")

@@ -17,6 +17,7 @@ import os
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
@@ -28,7 +29,7 @@ from course_lib.infra import models
 from course_lib.infra.errors import ModelLoadError
 from course_lib.infra.onnx_encoder import unit_tokens
 from course_lib.infra.threads import blas_limit, one_text_threads
-from course_lib.infra.token_index import Int8TokenIndex, StoreSize, index_folder
+from course_lib.infra.token_index import Int8TokenIndex, index_folder
 from course_lib.infra.vector_cache import VectorStore
 from course_lib.records import Chunk, Hit
 
@@ -320,6 +321,31 @@ def int8_token_index(chunks: Sequence[Chunk], *, reranker: MaxSimReranker | None
         vectors = reranker.token_vectors([c.text for c in chunks])
         found = Int8TokenIndex.build(folder, keys, vectors, dims=dims)
     return found
+
+
+@dataclass(frozen=True)
+class StoreSize:
+    """What the token-vector store costs for a set of chunks, and what is on disk now."""
+
+    chunks: int
+    tokens: int
+    width: int
+    stored_chunks: int
+    stored_bytes: int
+
+    @property
+    def bytes(self) -> int:
+        """float16 bytes of every chunk's token vectors (the values; the index adds little)."""
+        return self.tokens * self.width * 2
+
+    @property
+    def bytes_per_chunk(self) -> float:
+        return self.bytes / max(self.chunks, 1)
+
+    def __str__(self) -> str:
+        return (f"token-vector store for {self.chunks:,} chunks ({self.tokens:,} tokens x {self.width} "
+                f"dims, float16): {self.bytes / 1e6:,.1f} MB, {self.bytes_per_chunk / 1e3:,.1f} KB per "
+                f"chunk; on disk now: {self.stored_chunks:,} chunks, {self.stored_bytes / 1e6:,.1f} MB")
 
 
 def token_store_size(chunks: Sequence[Chunk], *, reranker: MaxSimReranker | None = None) -> StoreSize:

@@ -117,7 +117,8 @@ def _refuse_special(path: Path) -> None:
 def _keep_owner_and_mode(fd: int, target: Path) -> None:
     """Give the new file the mode (and, where allowed, the group and owner) of the file it will
     replace: a private file (0600) must not come back readable by everyone. Its inode is new: an
-    in-place write could not be atomic, so a second hard link keeps the old contents."""
+    in-place write could not be atomic, so a second hard link keeps the old contents (`check_out`
+    refuses such an `--out` for that reason)."""
     try:
         old = os.stat(target)
     except OSError:  # nothing there yet: the umask decides, as for any new file
@@ -239,8 +240,9 @@ def _is_standard_stream(out: Path) -> bool:
 def check_out(out: Path, *, force: bool, corpus: Path, inputs: list[Path]) -> Path:
     """Refuse an `--out` path before the run, with an OutputError, when writing it would destroy
     data (an input, by identity; a file in the corpus; an existing file without `force`; a file
-    marked read-only; a device, FIFO or socket, even with `force`; the file standard output or
-    error writes) or cannot succeed (a folder; a missing or read-only folder; a dangling symlink;
+    marked read-only; a file with a second hard link, whose other names a replace would not
+    change, even with `force`; a device, FIFO or socket, even with `force`; the file standard
+    output or error writes) or cannot succeed (a folder; a missing or read-only folder; a dangling symlink;
     a symlink loop). Returns the path to write: `out`, or the
     regular file a symlink `out` names (the link is kept, its target replaced)."""
     _refuse_loop(out)
@@ -265,6 +267,11 @@ def check_out(out: Path, *, force: bool, corpus: Path, inputs: list[Path]) -> Pa
     if real.exists() and _read_only(real):
         raise OutputError("the file is read-only", path=out,
                           hint="make it writable (chmod u+w) if it may be replaced, or choose another --out")
+    links = real.stat().st_nlink if real.exists() else 1
+    if links > 1:  # the atomic replace gives the path a new inode: the other names keep the old bytes
+        raise OutputError(f"the file has {links} names (hard links): replacing it here would leave the "
+                          "others holding the old contents", path=out,
+                          hint="write to another file, or remove its other links first")
     folder = real.parent if str(real.parent) else Path(".")
     if not folder.is_dir():
         raise OutputError("its folder does not exist", path=out, hint=f"create {folder} first")

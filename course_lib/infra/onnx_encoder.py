@@ -34,6 +34,7 @@ from course_lib.infra import models
 from course_lib.infra.errors import ModelLoadError
 from course_lib.infra.files import atomic_write, file_sha256
 from course_lib.infra.paths import cache_dir
+from course_lib.infra.threads import SINGLE_TEXT_THREADS
 from course_lib.infra.vector_cache import warn_once
 
 ENCODERS = ("torch", "onnx", "onnx-int8")  # what `encoder=` accepts; "torch" is the default everywhere
@@ -237,8 +238,11 @@ class OnnxEncoder:
     `max_seq_length`.
 
     Texts are stripped and tokenized as sentence-transformers does (padding, truncation at the
-    model's `max_seq_length`). `threads` sets ONNX Runtime's intra-op threads (None: its default,
-    one per core). Construction exports on first use and reuses the cached file afterwards.
+    model's `max_seq_length`). `threads` sets ONNX Runtime's intra-op threads for every run; None
+    follows the library's rule (`infra.threads.one_text_threads`, for PyTorch): a single text on
+    `SINGLE_TEXT_THREADS` thread, a batch on one thread per core. ONNX Runtime fixes its threads
+    when a session is made, so the rule holds a second session for single texts, made on first
+    use. Construction exports on first use and reuses the cached file afterwards.
     """
 
     def __init__(self, model: str | None = None, *, quantize: str | None = None,
@@ -249,8 +253,10 @@ class OnnxEncoder:
         self.path = ensure_onnx(model, quantize=quantize, root=root)
         self.tokenizer = models.load_tokenizer(model)
         self.max_seq_length = max_seq_length(model)
+        self.threads = threads
+        self._stamp = self.path.stat().st_mtime_ns
         try:
-            self.session = _session(self.path, threads, self.path.stat().st_mtime_ns)
+            self.session = _session(self.path, threads, self._stamp)
         except Exception as err:  # ONNX Runtime's own error types (InvalidProtobuf, Fail, ...)
             cause = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
             raise ModelLoadError(f"{self.path}: not a usable ONNX model ({cause}); delete it and "
@@ -265,7 +271,16 @@ class OnnxEncoder:
                                truncation="longest_first", max_length=self.max_seq_length,
                                return_tensors="np")
         feeds = {name: np.asarray(batch[name], np.int64) for name in INPUTS}
-        return self.session.run(None, feeds)[0], feeds
+        return self.session_for(len(texts)).run(None, feeds)[0], feeds
+
+    def session_for(self, count: int):
+        """The session that runs `count` texts: for one text (a question) a session on
+        `SINGLE_TEXT_THREADS` intra-op thread, whose pool cannot fight another busy process for
+        the cores over one short sequence; for a batch, or when `threads` was given, the
+        encoder's own session."""
+        if count != 1 or self.threads is not None:
+            return self.session
+        return _session(self.path, SINGLE_TEXT_THREADS, self._stamp)
 
     def token_vectors(self, texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
         """The transformer's output for one batch: (texts, tokens, dims) and the attention mask."""

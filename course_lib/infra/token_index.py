@@ -28,7 +28,6 @@ import os
 import shutil
 import tempfile
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
@@ -283,27 +282,3 @@ class Int8TokenIndex(ChunkIndex):
         """The index's files, the projection's included when it has one."""
         return FILES + (PROJECTION_FILES if self.projection is not None else ())
 
-
-@dataclass(frozen=True)
-class StoreSize:
-    """What the token-vector store costs for a set of chunks, and what is on disk now."""
-
-    chunks: int
-    tokens: int
-    width: int
-    stored_chunks: int
-    stored_bytes: int
-
-    @property
-    def bytes(self) -> int:
-        """float16 bytes of every chunk's token vectors (the values; the index adds little)."""
-        return self.tokens * self.width * 2
-
-    @property
-    def bytes_per_chunk(self) -> float:
-        return self.bytes / max(self.chunks, 1)
-
-    def __str__(self) -> str:
-        return (f"token-vector store for {self.chunks:,} chunks ({self.tokens:,} tokens x {self.width} "
-                f"dims, float16): {self.bytes / 1e6:,.1f} MB, {self.bytes_per_chunk / 1e3:,.1f} KB per "
-                f"chunk; on disk now: {self.stored_chunks:,} chunks, {self.stored_bytes / 1e6:,.1f} MB")
