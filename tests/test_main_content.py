@@ -416,7 +416,7 @@ def test_measure_counts_text_links_and_paragraphs():
                                      "Sign in to comment", "Create a free account", "Join our community",
                                      "Customer reviews", "Reviews (12)", "Frequently bought together",
                                      "Customers who bought this item also bought", "Recently viewed products",
-                                     "You might like"])
+                                     "You might like", "Pin this for later!"])
 def test_a_furniture_heading_names_furniture(heading):
     assert heading_names_furniture(BeautifulSoup(f"<h2>{heading}</h2>", "lxml").h2)
 
@@ -520,6 +520,14 @@ def test_tiles_of_a_grid_each_with_a_button_are_not_calls_to_action():
 ])
 def test_a_box_with_prose_or_a_long_text_beside_its_button_is_not_a_call_to_action(box):
     assert "calls to action" not in parse_page(story_page(box)).furniture.counts
+
+
+def test_a_shops_status_lines_are_labels_and_a_sentence_about_stock_is_not():
+    box = ("<div class='buy'><p>In stock</p><p>Tax included. Shipping calculated at checkout.</p>"
+           "<p>We keep every size in stock all year, and restock each Monday.</p></div>")
+    parsed = parse_page(story_page(box))
+    assert kinds_texts(parsed) == [*STORY, ("text", "We keep every size in stock all year, and restock each Monday.")]
+    assert dict(parsed.furniture.counts) == {"control labels": 2}
 
 
 def test_a_post_to_post_link_loses_its_label_and_keeps_the_title_it_names():

@@ -74,7 +74,8 @@ _ANY_SIZE = frozenset(("dialogs", "cookie notices", "sphinx furniture", "search"
 FURNITURE_RULES = (*STRUCTURE_RULES, "inline hidden", "furniture words", "link-dense", "furniture headings",
                    "lone links", "calls to action", "control labels", "disclosures")
 # A control's whole label: a forum's action bar ("Reply", "Quote", "Report", "Like 3"), a link from post
-# to post ("Previous article"), a shop's button row ("Add to cart", "Quick shop"), "Click to expand...".
+# to post ("Previous article"), a shop's button row and status lines ("Add to cart", "Quick shop", "In stock",
+# "Shipping calculated at checkout"), "Click to expand...".
 # Matched against each string of an element once counts, brackets and separators are gone.
 CONTROL_LABEL = re.compile(r"""(?x)^(?:
     reply(?:\ with\ quote|\ to\ (?:this\ )?(?:topic|thread|post|comment|question))? | quote | multi\ ?quote
@@ -88,6 +89,8 @@ CONTROL_LABEL = re.compile(r"""(?x)^(?:
   | add\ to\ (?:cart|bag|basket|wish\ ?list|favou?rites|compare) | quick\ (?:shop|view|add|look) | buy\ now
   | (?:see|check|view)\ (?:the\ )?(?:price|deal)\ (?:at|on)\ .{1,30}
   | see\ (?:full\ )?review | pin\ (?:it|this)(?:\ for\ later)?
+  | (?:in|out\ of)\ stock | sold\ out | no\ longer\ available | (?:leave|write)\ a\ review
+  | (?:tax(?:es)?\ included\ )?(?:taxes\ discounts\ and\ )?shipping\ calculated\ at\ checkout
 )$""")
 _LABEL_NOISE = re.compile(r"[\d()\[\]|·•/,:…»›«‹→←+\-–—.!?\s]+")
 _INLINE = frozenset("a span strong em b i small label button".split())

@@ -26,6 +26,7 @@ FURNITURE_HEADING = re.compile(r"""(?x)^(?:
   | (?:you|customers\ who\ viewed\ this)\ (?:may|might|will)\ also
     \ (?:like|enjoy|love|need|be\ interested\ in)
   | you\ (?:may|might)\ (?:like|enjoy)(?:\ these)?
+  | like\ what\ you(?:'|’)re\ reading\b.* | pin\ (?:it|this)(?:\ for\ later)?
   | (?:customers|people)\ (?:who\ (?:bought|viewed)\ this\ (?:item\ )?)?also
     \ (?:bought|viewed|liked|purchased)\b.*
   | frequently\ bought\ together | recently\ viewed(?:\ (?:products|items))? | similar\ (?:products|items)
