@@ -345,7 +345,7 @@ class _Rules:
         provider's card that repeats the line beside its name and rating)."""
         m = self.sizes.get(id(tag))
         if (tag.name not in _DISCLOSURE_BOXES or m is None or not 0 < m.chars <= settings.DISCLOSURE_MAX_CHARS
-                or m.paragraphs > 1 or _wrapper(tag) or not self.small(tag)):
+                or m.paragraphs > 1 or _wrapper(tag, _DISCLOSURE_BOXES.__contains__) or not self.small(tag)):
             return False
         text = collapse(text_of(tag))
         said = sum(len(s) for s in _SENTENCE_END.split(text) if DISCLOSURE.search(s))
@@ -358,8 +358,8 @@ class _Rules:
         row. An inline label (a link, a span) goes only when no words of its parent stand beside it:
         "click <a>reply</a> to answer" is a sentence."""
         m = self.sizes.get(id(tag))
-        if (m is None or not 0 < m.chars <= settings.CONTROL_LABELS_MAX_CHARS or _wrapper(tag)
-                or tag.name in _NOT_LABELS
+        if (m is None or not 0 < m.chars <= settings.CONTROL_LABELS_MAX_CHARS or tag.name in _NOT_LABELS
+                or _wrapper(tag, lambda name: name not in _NOT_LABELS)
                 or tag.find(_CODE_TAGS) is not None or tag.find_parent((*_CODE_TAGS, "dt")) is not None
                 or _CROSS_REFERENCE.match(tag) or not self.bounded(tag)):
             return False
@@ -386,11 +386,12 @@ class _Rules:
         return found
 
 
-def _wrapper(tag: Tag) -> bool:
-    """One element and no text of its own: the test passes to that element, so that reading each
-    element's text stays linear on a page nested ten thousand levels deep."""
+def _wrapper(tag: Tag, passes_to) -> bool:
+    """One element and no text of its own, where that element is one `passes_to` accepts: the test
+    passes to it, so that reading each element's text stays linear on a page nested ten thousand
+    levels deep."""
     inner = [c for c in tag.contents if isinstance(c, Tag) or (is_text(c) and c.strip())]
-    return len(inner) == 1 and isinstance(inner[0], Tag)
+    return len(inner) == 1 and isinstance(inner[0], Tag) and passes_to(inner[0].name)
 
 
 def _same_shape_sibling(tag: Tag) -> bool:
