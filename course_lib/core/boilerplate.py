@@ -4,7 +4,9 @@ The rules (`FURNITURE_RULES`, switchable one at a time with `parse_blocks(skip_r
 HTML5 and ARIA landmarks of furniture (nav, header, footer, aside), hidden elements, dialogs, forms
 and buttons, cookie notices, Sphinx's own furniture, class and id names that say "menu" or "share"
 as whole words, link-dense lists, the section a heading such as "Related posts" or "109 Comments"
-opens (`furniture_headings`), and a lone short link standing as a block ("Back to blog").
+opens (`furniture_headings`), a lone short link standing as a block ("Back to blog"), a small box
+around one form or button, an element made only of controls' labels ("Reply · Quote · Report",
+"Previous article", "Add to cart") and a short affiliate disclosure ("We may earn commission...").
 `remove_furniture` counts what each removes. No rule removes the main text: an element that holds
 the page's `<h1>`, its `<main>`,
 the main text as `main_content.choose_main` finds it before anything is removed, or half the page's
