@@ -201,10 +201,14 @@ RULE_CASES = [
      [("text", "This site stores small files")]),
     ("furniture headings", "<div class='x'><h3>Related posts:</h3><ul><li>Another story here</li></ul></div>",
      [("heading", "Related posts:"), ("list_item", "- Another story here")]),
-    ("lone links", "<p><a href='/blog'>Back to blog</a></p>", [("text", "Back to blog")]),
+    ("lone links", "<p><a href='/blog'>All our stories</a></p>", [("text", "All our stories")]),
     ("calls to action", "<div class='box'><h3>Get the guide</h3><p>All our tips in one place.</p>"
      "<a role='button' href='/guide'>Download it</a></div>",
      [("heading", "Get the guide"), ("text", "All our tips in one place."), ("text", "Download it")]),
+    ("control labels", "<div class='bar'><span>Reply with quote</span> · <span>Report</span> · "
+     "<span>Like (3)</span></div>", [("text", "Reply with quote · Report · Like (3)")]),
+    ("disclosures", "<p><em>We may earn a commission from links on this page.</em></p>",
+     [("text", "We may earn a commission from links on this page.")]),
 ]
 
 
@@ -409,14 +413,18 @@ def test_measure_counts_text_links_and_paragraphs():
 @pytest.mark.parametrize("heading", ["Related posts", "You may also like", "109 Comments", "Leave a Reply",
                                      "Subscribe to our newsletter", "More from Top Gear", "Share this:",
                                      "Related tools and resources", "Contact us for a quote", "Get in touch",
-                                     "Sign in to comment", "Create a free account", "Join our community"])
+                                     "Sign in to comment", "Create a free account", "Join our community",
+                                     "Customer reviews", "Reviews (12)", "Frequently bought together",
+                                     "Customers who bought this item also bought", "Recently viewed products",
+                                     "You might like", "Pin this for later!"])
 def test_a_furniture_heading_names_furniture(heading):
     assert heading_names_furniture(BeautifulSoup(f"<h2>{heading}</h2>", "lxml").h2)
 
 
 @pytest.mark.parametrize("heading", ["More on Lists", "Other built-in types", "Comments", "Recommended dependencies",
                                      "Reading and writing files", "2.1.3. Comments", "Related work in this paper",
-                                     "Contacts", "Signing in with OAuth", "Log in and log out", "Joining tables"])
+                                     "Contacts", "Signing in with OAuth", "Log in and log out", "Joining tables",
+                                     "Reviewing a pull request", "Similar functions", "You will need"])
 def test_documentation_headings_do_not_name_furniture(heading):
     assert not heading_names_furniture(BeautifulSoup(f"<h2>{heading}</h2>", "lxml").h2)
 
@@ -512,6 +520,45 @@ def test_tiles_of_a_grid_each_with_a_button_are_not_calls_to_action():
 ])
 def test_a_box_with_prose_or_a_long_text_beside_its_button_is_not_a_call_to_action(box):
     assert "calls to action" not in parse_page(story_page(box)).furniture.counts
+
+
+def test_a_shops_status_lines_are_labels_and_a_sentence_about_stock_is_not():
+    box = ("<div class='buy'><p>In stock</p><p>Tax included. Shipping calculated at checkout.</p>"
+           "<p>We keep every size in stock all year, and restock each Monday.</p></div>")
+    parsed = parse_page(story_page(box))
+    assert kinds_texts(parsed) == [*STORY, ("text", "We keep every size in stock all year, and restock each Monday.")]
+    assert dict(parsed.furniture.counts) == {"control labels": 2}
+
+
+def test_a_post_to_post_link_loses_its_label_and_keeps_the_title_it_names():
+    nav = "<div class='next'><span>Previous article</span><a href='/x'>How we built the bridge</a></div>"
+    parsed = parse_page(story_page(nav))
+    assert kinds_texts(parsed) == [*STORY, ("text", "How we built the bridge")]
+    assert dict(parsed.furniture.counts) == {"control labels": 1}
+
+
+@pytest.mark.parametrize("html", [
+    "<p>To answer, click <a href='#r'>reply</a> under the post.</p>",  # a label inside a sentence
+    "<ul><li><code>print</code></li><li><code>like</code></li></ul>",  # code, not labels
+    "<div><span>Reply</span> to this thread and <span>quote</span> the line you mean.</div>",  # words beside
+    "<p>Log in to reply, and your answer will show under the question for everyone.</p>",  # over 60 chars
+])
+def test_labels_in_sentences_code_or_beside_other_words_are_kept(html):
+    parsed = parse_page(story_page(html))
+    assert "control labels" not in parsed.furniture.counts
+    assert len(parsed.blocks) > len(STORY)
+
+
+@pytest.mark.parametrize("html", [
+    "<p>Our lab tests every blender we can buy, then reports which one lasts longest.</p>",
+    "<p>Each module can be tested independently of the others, as the next section shows.</p>",
+    f"<div class='box'><p>We may earn a commission on links here. {P1} {P2} {P3} {P1} {P2} {P3}</p></div>",
+    "<p>Here are twelve crisp recipes for a quick weeknight dinner at home. This post contains affiliate links.</p>",
+])
+def test_prose_that_is_not_a_short_disclosure_is_kept(html):
+    parsed = parse_page(story_page(html))
+    assert "disclosures" not in parsed.furniture.counts
+    assert len(parsed.blocks) == len(STORY) + 1
 
 
 def test_a_fast_landmark_scan_agrees_with_css_select():

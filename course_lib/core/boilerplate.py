@@ -4,7 +4,9 @@ The rules (`FURNITURE_RULES`, switchable one at a time with `parse_blocks(skip_r
 HTML5 and ARIA landmarks of furniture (nav, header, footer, aside), hidden elements, dialogs, forms
 and buttons, cookie notices, Sphinx's own furniture, class and id names that say "menu" or "share"
 as whole words, link-dense lists, the section a heading such as "Related posts" or "109 Comments"
-opens (`furniture_headings`), and a lone short link standing as a block ("Back to blog").
+opens (`furniture_headings`), a lone short link standing as a block ("Back to blog"), a small box
+around one form or button, an element made only of controls' labels ("Reply · Quote · Report",
+"Previous article", "Add to cart") and a short affiliate disclosure ("We may earn commission...").
 `remove_furniture` counts what each removes. No rule removes the main text: an element that holds
 the page's `<h1>`, its `<main>`,
 the main text as `main_content.choose_main` finds it before anything is removed, or half the page's
@@ -26,7 +28,7 @@ from bs4.element import Tag
 
 from course_lib import settings
 from course_lib.core.furniture_headings import PROSE_PARAGRAPHS, headed_sections
-from course_lib.core.html_parts import HEADING_TAGS, collapse, text_of
+from course_lib.core.html_parts import HEADING_TAGS, collapse, is_text, text_of
 from course_lib.core.main_content import Measure, choose_main, describe, measure
 
 # docutils >= 0.18 writes footnotes, "Abstract" topics and sidebars as <aside>: those are content.
@@ -72,7 +74,42 @@ _PROTECTED = ("h1", "main")  # furniture never holds the page's title or main la
 # main text (React's streamed `<div hidden id="S:2">`, a `<noscript>` article) is shown by a script.
 _ANY_SIZE = frozenset(("dialogs", "cookie notices", "sphinx furniture", "search"))
 FURNITURE_RULES = (*STRUCTURE_RULES, "inline hidden", "furniture words", "link-dense", "furniture headings",
-                   "lone links", "calls to action")
+                   "lone links", "calls to action", "control labels", "disclosures")
+# A control's whole label: a forum's action bar ("Reply", "Quote", "Report", "Like 3"), a link from post
+# to post ("Previous article"), a shop's button row and status lines ("Add to cart", "Quick shop", "In stock",
+# "Shipping calculated at checkout"), "Click to expand...".
+# Matched against each string of an element once counts, brackets and separators are gone.
+CONTROL_LABEL = re.compile(r"""(?x)^(?:
+    reply(?:\ with\ quote|\ to\ (?:this\ )?(?:topic|thread|post|comment|question))? | quote | multi\ ?quote
+  | report(?:\ (?:post|comment|abuse|this\ (?:post|comment)))? | likes? | unlike
+  | permalink | upvote | downvote
+  | start\ (?:a\ )?new\ (?:topic|thread|discussion) | (?:post|add)\ (?:a\ )?(?:reply|comment)
+  | click\ to\ (?:expand|shrink) | (?:show|load|view)\ (?:more|all)\ (?:replies|comments|posts)
+  | (?:log|sign)\ in\ to\ (?:reply|answer|comment|post)\b.*
+  | (?:previous|next|prev|older|newer)\ (?:post|article|story|entry|topic|thread)s?
+  | back\ to\ (?:top|blog|news|articles|posts|all\ \w+)
+  | add\ to\ (?:cart|bag|basket|wish\ ?list|favou?rites|compare) | quick\ (?:shop|view|add|look) | buy\ now
+  | (?:see|check|view)\ (?:the\ )?(?:price|deal)\ (?:at|on)\ .{1,30}
+  | see\ (?:full\ )?review | pin\ (?:it|this)(?:\ for\ later)?
+  | (?:in|out\ of)\ stock | sold\ out | no\ longer\ available | (?:leave|write)\ a\ review
+  | (?:tax(?:es)?\ included\ )?(?:taxes\ discounts\ and\ )?shipping\ calculated\ at\ checkout
+)$""")
+_LABEL_NOISE = re.compile(r"[\d()\[\]|·•/,:…»›«‹→←+\-–—.!?\s]+")
+_INLINE = frozenset("a span strong em b i small label button".split())
+_CODE_TAGS = ("code", "pre", "kbd", "samp", "tt", "var")  # "print", "like" in code are code, not labels
+_NOT_LABELS = frozenset(("h1", "h2", "h3", "h4", "h5", "h6", "td", "th", "dt", "dd", "caption", *_CODE_TAGS))
+# A disclosure: "We may earn commission from links on this page", "As an Amazon Associate I earn...".
+DISCLOSURE = re.compile(r"""(?xi)
+    \baffiliate\ (?:links?|commissions?|partners?|programs?)\b
+  | \b(?:we|i)\ (?:may\ |might\ |will\ |could\ )?(?:earn|receive|get|make)\ (?:an?\ )?(?:small\ )?
+    (?:commissions?|compensation|affiliate)\b
+  | \bas\ an\ amazon\ associate\b | \breader[-\ ]supported\b
+  | \bthis\ (?:post|article|page|site)\ (?:may\ )?contains?\ (?:affiliate|sponsored|paid)\b
+  | \bwe\ (?:\w+\ )?independently\ (?:test|evaluate|research|review|select|choose|vet)
+  | \b(?:advertiser\ disclosure|editorial\ (?:guidelines|policy|standards|integrity))\b
+""")
+_DISCLOSURE_BOXES = frozenset("p div span aside section small em i li".split())
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 # A call to action is a small box around a form or a button ("Get the free eBook!" over a sign-up
 # form): once the form or button goes, its pitch and heading stay behind unless the box goes too.
 _ACTION_WORDS = frozenset(("btn", "button", "cta"))  # a link dressed as a button
@@ -297,7 +334,42 @@ class _Rules:
                 return "lone links"
         if "calls to action" in self.names and self.is_call_to_action(tag, in_item=in_item):
             return "calls to action"
+        if "control labels" in self.names and self.is_control_labels(tag):
+            return "control labels"
+        if "disclosures" in self.names and self.is_disclosure(tag):
+            return "disclosures"
         return None
+
+    def is_disclosure(self, tag: Tag) -> bool:
+        """A short box (`settings.DISCLOSURE_MAX_CHARS`, one paragraph at most) whose sentences are mostly
+        a disclosure (`DISCLOSURE`, `settings.DISCLOSURE_MIN_SHARE` of its text): "We may earn commission
+        from links on this page." Not an intro that ends on one, nor anything in a tile of a grid (a
+        provider's card that repeats the line beside its name and rating)."""
+        m = self.sizes.get(id(tag))
+        if (tag.name not in _DISCLOSURE_BOXES or m is None or not 0 < m.chars <= settings.DISCLOSURE_MAX_CHARS
+                or m.paragraphs > 1 or _wrapper(tag, _DISCLOSURE_BOXES.__contains__) or not self.small(tag)):
+            return False
+        text = collapse(text_of(tag))
+        said = sum(len(s) for s in _SENTENCE_END.split(text) if DISCLOSURE.search(s))
+        return (said >= settings.DISCLOSURE_MIN_SHARE * len(text)
+                and not any(_same_shape_sibling(a) for a in (tag, *tag.parents)))
+
+    def is_control_labels(self, tag: Tag) -> bool:
+        """Every string of a short element is a control's label (`CONTROL_LABEL`) or a count, and no
+        code is near (nor an API signature's `<dt>`: `quote=True`): a forum's "Reply · Quote · Report"
+        row. An inline label (a link, a span) goes only when no words of its parent stand beside it:
+        "click <a>reply</a> to answer" is a sentence."""
+        m = self.sizes.get(id(tag))
+        if (m is None or not 0 < m.chars <= settings.CONTROL_LABELS_MAX_CHARS or tag.name in _NOT_LABELS
+                or _wrapper(tag, lambda name: name not in _NOT_LABELS)
+                or tag.find(_CODE_TAGS) is not None or tag.find_parent((*_CODE_TAGS, "dt")) is not None
+                or _CROSS_REFERENCE.match(tag) or not self.bounded(tag)):
+            return False
+        if tag.name in _INLINE and tag.parent is not None and any(
+                is_text(c) and c.strip() and not _LABEL_NOISE.fullmatch(c) for c in tag.parent.contents):
+            return False
+        labels = [w for w in (_LABEL_NOISE.sub(" ", s.casefold()).strip() for s in tag.stripped_strings) if w]
+        return bool(labels) and all(CONTROL_LABEL.match(w) for w in labels)
 
     def matches(self, root: Tag) -> dict[str, list[Tag]]:
         """The outermost elements under `root` each rule matches, in document order. Below a tile
@@ -314,6 +386,22 @@ class _Rules:
                 item = in_item or self.repeated_item(tag)
                 stack.extend((c, inside, item) for c in reversed(tag.contents) if isinstance(c, Tag))
         return found
+
+
+def _wrapper(tag: Tag, passes_to) -> bool:
+    """One element and no text of its own, where that element is one `passes_to` accepts: the test
+    passes to it, so that reading each element's text stays linear on a page nested ten thousand
+    levels deep."""
+    inner = [c for c in tag.contents if isinstance(c, Tag) or (is_text(c) and c.strip())]
+    return len(inner) == 1 and isinstance(inner[0], Tag) and passes_to(inner[0].name)
+
+
+def _same_shape_sibling(tag: Tag) -> bool:
+    """Another child of the same parent has this element's tag and classes: one tile of a grid."""
+    shape = (tag.name, tag.get("class"))
+    return tag.parent is not None and "class" in tag.attrs and any(
+        s is not tag and isinstance(s, Tag) and (s.name, s.get("class")) == shape
+        for s in tag.parent.contents)
 
 
 def _is_action(tag: Tag) -> bool:

@@ -18,11 +18,20 @@ from course_lib.core.main_content import Measure
 PROSE_PARAGRAPHS = 3  # three paragraphs of prose (not mostly links) are never furniture
 # Headings that name furniture, matched against the whole heading text: the section they open is
 # a list of other pages, a comment thread or a sign-up box ("Related posts", "You may also like",
-# "109 Comments", "Subscribe to our newsletter"). Not "More on ...", "Other ..." or "Comments" alone:
+# "109 Comments", "Subscribe to our newsletter"), or a shop's other products and its reviews widget
+# ("Frequently bought together", "Customer reviews"). Not "More on ...", "Other ..." or "Comments" alone:
 # documentation has sections called that.
 FURNITURE_HEADING = re.compile(r"""(?x)^(?:
     related(?:\ (?!work\b)\S.*)?  # "Related tools and resources"; not a paper's "Related work"
-  | (?:you|customers\ who\ viewed\ this)\ (?:may|might|will)\ also\ (?:like|enjoy|be\ interested\ in)
+  | (?:you|customers\ who\ viewed\ this)\ (?:may|might|will)\ also
+    \ (?:like|enjoy|love|need|be\ interested\ in)
+  | you\ (?:may|might)\ (?:like|enjoy)(?:\ these)?
+  | like\ what\ you(?:'|’)re\ reading\b.* | pin\ (?:it|this)(?:\ for\ later)?
+  | (?:customers|people)\ (?:who\ (?:bought|viewed)\ this\ (?:item\ )?)?also
+    \ (?:bought|viewed|liked|purchased)\b.*
+  | frequently\ bought\ together | recently\ viewed(?:\ (?:products|items))? | similar\ (?:products|items)
+  | complete\ (?:the|your)\ (?:look|order|set) | (?:customer\ )?reviews(?:\ \(\d+\))? | \d+\ reviews
+  | customer\ (?:reviews|ratings)\b.* | (?:ratings|reviews)\ (?:&|and)\ (?:reviews|ratings)
   | more\ (?:from|by|like\ this|stories|articles|posts|news|to\ explore)\b.*
   | other\ (?:interesting\ )?(?:articles|posts|stories)
   | (?:recent|latest|popular|trending|top|featured|most\ read)
