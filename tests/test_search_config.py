@@ -204,3 +204,16 @@ def test_a_dense_retriever_over_another_model_embeds_the_question_itself(embedde
     hybrid = HybridRetriever([first, BM25Retriever(CHUNKS), other])
     hybrid.search("asyncio tasks", k=2, vector=np.array([1.0, 0.0, 0.0], np.float32))
     assert embedder == [(["asyncio tasks"], "other")]  # the vector was the first model's only
+
+
+def test_every_knob_reads_through_and_none_can_be_assigned(embedder):
+    """`pipeline.<knob>` is the configuration's value for each knob, and assigning one raises rather
+    than leaving the pipeline and its configuration disagreeing."""
+    from course_lib.core.retrieve import KNOBS
+
+    pipeline = Pipeline([DenseRetriever(CHUNKS, vectors=VECTORS), BM25Retriever(CHUNKS)], rrf_k=7, top_n=4)
+    assert {knob: getattr(pipeline, knob) for knob in KNOBS} == dataclasses.asdict(pipeline.config)
+    assert (pipeline.rrf_k, pipeline.top_n, pipeline.fusion) == (7, 4, "rrf")
+    for knob in KNOBS:
+        with pytest.raises(AttributeError):
+            setattr(pipeline, knob, getattr(pipeline, knob))

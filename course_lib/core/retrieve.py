@@ -127,39 +127,23 @@ def search_config(config: SearchConfig | None = None, **knobs: object) -> Search
     return dataclasses.replace(base, **knobs) if knobs else base
 
 
+def _read_only(knob: str) -> property:
+    """A read-only view of one knob of `self.config` (no setter: assigning one raises)."""
+    return property(lambda self: getattr(self.config, knob), doc=f"`config.{knob}`, read-only.")
+
+
 class Configured:
     """Read-only views of `self.config`'s knobs, so `pipeline.top_n` or `store.rrf_k` read as the
     attributes they were; to change one, build with `config=old.config.replace(top_n=...)`."""
 
     config: SearchConfig
-
-    @property
-    def fusion(self) -> str:
-        return self.config.fusion
-
-    @property
-    def rrf_k(self) -> int:
-        return self.config.rrf_k
-
-    @property
-    def weights(self) -> tuple[float, ...] | None:
-        return self.config.weights
-
-    @property
-    def candidates(self) -> int:
-        return self.config.candidates
-
-    @property
-    def top_n(self) -> int:
-        return self.config.top_n
-
-    @property
-    def batch_size(self) -> int:
-        return self.config.batch_size
-
-    @property
-    def parallel(self) -> bool:
-        return self.config.parallel
+    fusion = _read_only("fusion")
+    rrf_k = _read_only("rrf_k")
+    weights = _read_only("weights")
+    candidates = _read_only("candidates")
+    top_n = _read_only("top_n")
+    batch_size = _read_only("batch_size")
+    parallel = _read_only("parallel")
 
 
 def rank_hits(hits: Iterable[Hit]) -> list[Hit]:
