@@ -362,14 +362,16 @@ class _Rules:
         m = self.sizes.get(id(tag))
         if (m is None or not 0 < m.chars <= settings.CONTROL_LABELS_MAX_CHARS or tag.name in _NOT_LABELS
                 or _wrapper(tag, lambda name: name not in _NOT_LABELS)
-                or tag.find(_CODE_TAGS) is not None or tag.find_parent((*_CODE_TAGS, "dt")) is not None
-                or _CROSS_REFERENCE.match(tag) or not self.bounded(tag)):
+                or tag.find(_CODE_TAGS) is not None or not self.bounded(tag)):
             return False
         if tag.name in _INLINE and tag.parent is not None and any(
                 is_text(c) and c.strip() and not _LABEL_NOISE.fullmatch(c) for c in tag.parent.contents):
             return False
         labels = [w for w in (_LABEL_NOISE.sub(" ", s.casefold()).strip() for s in tag.stripped_strings) if w]
-        return bool(labels) and all(CONTROL_LABEL.match(w) for w in labels)
+        # The tests that walk up to the root come last: asked of every short paragraph of a page
+        # nested a thousand levels deep, they made the parse quadratic (tests/test_chunking_linear.py).
+        return (bool(labels) and all(CONTROL_LABEL.match(w) for w in labels)
+                and tag.find_parent((*_CODE_TAGS, "dt")) is None and not _CROSS_REFERENCE.match(tag))
 
     def matches(self, root: Tag) -> dict[str, list[Tag]]:
         """The outermost elements under `root` each rule matches, in document order. Below a tile
