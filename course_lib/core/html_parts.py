@@ -273,7 +273,8 @@ def table_to_text(table: Tag, *, context: str = "", pair_sep: str = " | ") -> st
     return "\n".join(_linearise(table, inner, pair_sep, context))
 
 
-_LANGS = {"python3": "python", "py3": "python", "py": "python", "none": "", "default": ""}
+# A code block's language as its class spells it -> the course's name (parse's cache check reads them).
+LANGUAGE_ALIASES = {"python3": "python", "py3": "python", "py": "python", "none": "", "default": ""}
 # Tags that may appear inside highlighted code; any other tag inside a raw <pre> is markup that
 # the author meant as text (an unescaped <script> example) and that a parser would swallow.
 _CODE_MARKUP = frozenset("span a b i em strong code br kbd var samp u s mark sub sup font small "
@@ -298,7 +299,7 @@ def code_language(pre: Tag) -> str:
             for prefix in ("highlight-", "language-", "lang-"):
                 if cls.startswith(prefix) and len(cls) > len(prefix):
                     lang = cls[len(prefix):].lower()
-                    return _LANGS.get(lang, lang)
+                    return LANGUAGE_ALIASES.get(lang, lang)
         code = node.find("code", recursive=False) if node is pre else None
         if code is not None and code.get("class"):
             node = code

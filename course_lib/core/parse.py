@@ -41,7 +41,7 @@ from course_lib.core.boilerplate import (
     remove_furniture,
 )
 from course_lib.core.decode import decode_html
-from course_lib.core.html_parts import _LANGS, collapse, repair_raw_pre, text_of
+from course_lib.core.html_parts import LANGUAGE_ALIASES, collapse, repair_raw_pre, text_of
 from course_lib.core.main_content import LANDMARKS, MainChoice, choose_main, describe
 from course_lib.core.walker import walk_blocks
 from course_lib.infra.errors import ParseError, ParserFailures
@@ -393,7 +393,7 @@ def _written_words(blocks: list[Block]) -> set[str]:
 _WORD = re.compile(r"\w+")
 _ANY_TAG = re.compile(r"<[^>]*>")
 # The words the parser writes that a page need not spell so: code_language's names.
-_PARSER_WORDS = frozenset(w for name in _LANGS.values() for w in _WORD.findall(name))
+_PARSER_WORDS = frozenset(w for name in LANGUAGE_ALIASES.values() for w in _WORD.findall(name))
 
 
 def _holds(html: str, words: set[str]) -> bool:
