@@ -129,6 +129,55 @@ def test_main_selector_none_reads_the_whole_body():
     assert kinds_texts(parsed) == [*STORY, ("text", PROMO)]
 
 
+# A <main> that holds more than the post: a teaser for another post beside it.
+TEASER = "A teaser for another post, with a sentence of text long enough to count as prose."
+BUSY_MAIN = ("<html><head><title>Story | Site</title></head><body><main id='m'><h1>Story</h1>"
+             f"<div class='entry-content'><p>{P1}</p><p>{P2}</p><p>{P3}</p><p>{P1} {P2}</p></div>"
+             f"<div class='more'><p>{TEASER}</p></div></main></body></html>")
+
+
+def test_inside_a_landmark_the_container_holding_its_text_is_read():
+    parsed = parse_page(BUSY_MAIN)
+    assert parsed.main.label == "div.entry-content"
+    assert parsed.main.reason == "in the landmark main#m, the container with 75% of its text"
+    texts = [t for _, t in kinds_texts(parsed)]
+    assert texts == [P1, P2, P3, f"{P1} {P2}"]
+    assert all(b.heading_path == ("Story",) for b in parsed.blocks)  # the <h1> beside it is still the title
+
+
+def test_narrow_share_none_reads_the_whole_landmark():
+    parsed = parse_page(BUSY_MAIN, narrow_share=None)
+    assert parsed.main.label == "main#m"
+    assert ("text", TEASER) in kinds_texts(parsed)
+
+
+@pytest.mark.parametrize(("outside", "why"), [
+    ("<pre>pip install story</pre>", "code outside it is content"),
+    ("<ul>" + "".join(f"<li><a href='/{i}'>Product number {i} of the listing</a></li>" for i in range(40))
+     + "</ul>", "a listing's text is its links"),
+])
+def test_a_landmark_is_not_narrowed_past_its_code_or_its_links(outside, why):
+    html = BUSY_MAIN.replace("<div class='more'>", f"{outside}<div class='more'>")
+    assert parse_page(html).main.label == "main#m", why
+
+
+def test_narrowing_never_picks_a_documentation_section():
+    """pandas' tutorials: "Data used for this tutorial" sits above a <section> holding 80% of the text."""
+    html = ("<html><body><main id='m'><h1>Tutorial</h1><p>Data used for this tutorial: the Titanic set.</p>"
+            f"<section id='s'><h2>Part</h2><p>{P1}</p><p>{P2}</p><p>{P3}</p><p>{P1} {P2}</p></section>"
+            "</main></body></html>")
+    parsed = parse_page(html)
+    assert parsed.main.label == "main#m"
+    assert ("text", "Data used for this tutorial: the Titanic set.") in kinds_texts(parsed)
+
+
+def test_a_title_h1_is_chosen_by_the_documents_title():
+    html = ("<html><head><title>Story of the week | Site</title></head><body><header><h1>Site</h1></header>"
+            f"<main><div class='body'><p>{P1}</p><p>{P2}</p></div></main><div><h1>Story of the week</h1></div>"
+            "</body></html>")
+    assert {b.heading_path[0] for b in parse_page(html).blocks} == {"Story of the week"}
+
+
 def test_landmarks_are_the_documented_marks():
     assert LANDMARKS == ('[role="main"]', "main", "article", '[itemprop="articleBody"]')
 
@@ -169,6 +218,25 @@ def test_article_inside_noscript_keeps_its_text():
     assert kinds_texts(parsed) == STORY3
     assert parsed.furniture.held_back == ["hidden"]
     assert "hidden" not in parsed.furniture.counts
+
+
+POLICY = " ".join(["Terms of service: the customer agrees to every clause written here."] * 60)
+
+
+def test_dialogs_holding_most_of_a_page_are_removed_not_held_back():
+    """A shop's terms and refund policy in hidden dialogs: 95% of the words, none of the product."""
+    html = (f"<html><body><div class='story'><h1>Story</h1><p>{P1}</p><p>{P2}</p></div>"
+            f"<div role='dialog'><p>{POLICY}</p></div><dialog><p>{POLICY}</p></dialog></body></html>")
+    parsed = parse_page(html)
+    assert kinds_texts(parsed) == STORY
+    assert parsed.furniture.counts["dialogs"] == 2
+    assert parsed.furniture.held_back == []
+
+
+def test_a_dialog_holding_the_whole_page_is_held_back():
+    parsed = parse_page(f"<html><body><div role='dialog'><h1>Story</h1><p>{P1}</p><p>{P2}</p></div></body></html>")
+    assert kinds_texts(parsed) == STORY
+    assert parsed.furniture.held_back == ["dialogs"]
 
 
 @pytest.mark.parametrize(("rule", "extra", "body_extra"), [

@@ -428,7 +428,9 @@ def remove_furniture(
     """Remove the page furniture under `root`, rule by named rule; return what each removed.
 
     A rule whose matches hold more than `max_share` of the page's text is held back on this page
-    (named in the report) and the others are tried again without it; when the rules together would
+    (named in the report) and the others are tried again without it, except the rules that never
+    hold the main text (`_ANY_SIZE`: a shop's terms in hidden dialogs may hold 95% of a product
+    page's words, and the product is the other 5%); when the rules together would
     leave no text at all, the one that takes most is held back. So no rule empties a page (a chapter
     index that is nearly all table of contents may still become a stub, skipped with its reason).
     `explain` keeps the text of every removed element (for `course-lib extract --why`).
@@ -447,7 +449,8 @@ def remove_furniture(
         found = rules.matches(root)
         report.held_back += sorted(rules.too_big - set(report.held_back))
         taken = {n: sum(sizes[id(t)].chars for t in tags) for n, tags in found.items()}
-        greedy = [n for n, chars in taken.items() if chars > max_share * total]
+        # a dialog or a cookie notice is never the main text, however much of the page it holds
+        greedy = [n for n, chars in taken.items() if chars > max_share * total and n not in _ANY_SIZE]
         if not greedy and total and sum(taken.values()) >= total:
             # together they would leave nothing: the rule that takes most waits
             greedy = [max(taken, key=taken.get)]

@@ -33,6 +33,7 @@ LANDMARKS = ('[role="main"]', "main", "article", '[itemprop="articleBody"]')
 # Elements that may hold the main text when no landmark does.
 CONTAINERS = frozenset("div section article main td form span".split())
 _PARAGRAPH_TAGS = frozenset("p pre table li dd blockquote".split())
+_TITLE_WORD = re.compile(r"[a-z0-9]+")
 _PARAGRAPH_MIN_CHARS = 40  # a "paragraph" of fewer characters is a label, a price, a button
 
 
@@ -123,6 +124,33 @@ def _landmark_matcher(landmarks: tuple[str, ...]) -> tuple[soupsieve.SoupSieve |
             lambda tag: tag.name in names or not keys.isdisjoint(tag.attrs))
 
 
+# Where a landmark's own body may be: not a <section>, which in documentation is a part of the
+# page beside its introduction (pandas' tutorials: "Data used for this tutorial" above the sections).
+_BODIES = CONTAINERS - {"section"}
+_NARROW_MIN_CHARS = 0.5
+
+
+def narrow(landmark: Tag, sizes: dict[int, Measure], *, share: float) -> Tag | None:
+    """The smallest container inside `landmark` holding `share` of its content, half of all its
+    characters, two paragraphs and all of its code, or None.
+
+    A site's `<main>` often holds more than the post: related posts, a newsletter box, a "Latest"
+    grid beside the article's own `div.entry-content`. The text a reader came for is concentrated
+    in that one container; what is left around it is furniture (lesson 03 measures the share).
+    Half of all characters, links included: a listing's text is its links, so one long product
+    description among them holds most of the content and is still not the page.
+    """
+    whole = sizes[id(landmark)]
+    inside = [t for t in landmark.find_all(_BODIES)
+              if sizes[id(t)].content >= share * whole.content and sizes[id(t)].paragraphs >= 2
+              and sizes[id(t)].chars >= _NARROW_MIN_CHARS * whole.chars]
+    code = len(landmark.find_all("pre")) if inside else 0
+    for tag in sorted(inside, key=lambda t: sizes[id(t)].chars):
+        if not code or len(tag.find_all("pre")) == code:  # code outside it is content, not furniture
+            return tag
+    return None
+
+
 def choose_main(
     body: Tag,
     *,
@@ -130,9 +158,12 @@ def choose_main(
     landmark_share: float = settings.MAIN_LANDMARK_SHARE,
     container_share: float = settings.MAIN_CONTAINER_SHARE,
     sizes: dict[int, Measure] | None = None,
+    narrow_share: float | None = None,
 ) -> MainChoice:
     """The element that holds the page's main text (see the module docstring for the rule).
-    `sizes` is `measure(body)` when the caller has it already (the furniture rules do)."""
+    `sizes` is `measure(body)` when the caller has it already (the furniture rules do).
+    `narrow_share` (the parser passes `settings.MAIN_NARROW_SHARE`) looks inside a chosen landmark
+    for the post's own body (`narrow`); None keeps the landmark whole."""
     sizes = measure(body) if sizes is None else sizes
     total = sizes[id(body)].content or 1
 
@@ -152,9 +183,32 @@ def choose_main(
     if marks:
         best = max(marks, key=lambda tag: sizes[id(tag)].content)
         if share(best) >= landmark_share:
+            inner = narrow(best, sizes, share=narrow_share) if narrow_share is not None else None
+            if inner is not None:
+                reason = (f"in the landmark {describe(best)}, the container with "
+                          f"{narrow_share:.0%} of its text")
+                return MainChoice(inner, describe(inner), reason, share(inner))
             return MainChoice(best, describe(best), "the landmark that holds the text", share(best))
     if holders:
         smallest = min(holders, key=lambda tag: sizes[id(tag)].chars)
         return MainChoice(smallest, describe(smallest), "the smallest container that holds most of the text",
                           share(smallest))
     return MainChoice(body, describe(body), "no element holds most of the text: the whole body", 1.0)
+
+
+def title_headings(root: Tag) -> list[Tag]:
+    """The `<h1>` elements that may be the page's title, in document order.
+
+    One `<h1>` is the title. Of several, a site's name in the header ("Houstonia Magazine") or a
+    footer's "Footer navigation" is not: the title is the `<h1>` that shares most words with the
+    document's `<title>` (every one that ties). With no `<title>`, or none sharing a word, all are.
+    """
+    headings = root.find_all("h1")
+    top = root
+    while top.parent is not None:
+        top = top.parent
+    title = top.find("title") if len(headings) > 1 else None
+    title_words = set(_TITLE_WORD.findall(title.get_text(" ").lower())) if title is not None else set()
+    shared = [len(title_words & set(_TITLE_WORD.findall(h.get_text(" ").lower()))) for h in headings]
+    best = max(shared, default=0)
+    return [h for h, n in zip(headings, shared, strict=True) if n == best or not best]

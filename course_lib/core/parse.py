@@ -42,7 +42,7 @@ from course_lib.core.boilerplate import (
 )
 from course_lib.core.decode import decode_html
 from course_lib.core.html_parts import LANGUAGE_ALIASES, collapse, repair_raw_pre, text_of
-from course_lib.core.main_content import LANDMARKS, MainChoice, choose_main, describe
+from course_lib.core.main_content import LANDMARKS, MainChoice, choose_main, describe, title_headings
 from course_lib.core.walker import walk_blocks
 from course_lib.infra.errors import ParseError, ParserFailures
 from course_lib.infra.json_cache import cache_path, code_digest, read_json, write_json
@@ -93,6 +93,7 @@ def parse_page(
     title: str | None = None,
     main_selector: str | tuple[str, ...] | None = MAIN_SELECTOR,
     choose_by_evidence: bool = True,
+    narrow_share: float | None = settings.MAIN_NARROW_SHARE,
     parser: str = "lxml",
     drop_boilerplate: bool = True,
     skip_rules: tuple[str, ...] = (),
@@ -108,7 +109,8 @@ def parse_page(
     with `DECORATION` such as the pilcrow permalinks (if `drop_decoration`). Then the main content
     is chosen among what is left (`main_content.choose_main`: the landmark in `main_selector` that
     holds the text, else the container where the text is concentrated, else the body);
-    `choose_by_evidence=False` takes the first landmark that matches instead, and
+    inside a landmark, the container holding `narrow_share` of its text is read (None: the whole
+    landmark); `choose_by_evidence=False` takes the first landmark that matches instead, and
     `main_selector=None` reads the whole body. A paragraph or list item whose exact text the page
     already showed (a menu's mobile copy, a review printed twice) is kept once (`drop_repeats`).
     Layout wrappers are walked through; the walk stops
@@ -125,10 +127,11 @@ def parse_page(
     _remove(body, NEVER_CONTENT + (DECORATION if drop_decoration else ()))
     furniture = (remove_furniture(body, skip_rules=skip_rules, explain=explain) if drop_boilerplate
                  else FurnitureReport(explain=explain))
-    main = _main_of(body, main_selector, by_evidence=choose_by_evidence)
+    main = _main_of(body, main_selector, by_evidence=choose_by_evidence, narrow_share=narrow_share)
     root = main.element
     if title is None:
-        h1 = root.find("h1") or body.find("h1")  # a title beside the main container is still the title
+        # a title beside the main container is still the title; of several <h1>, the one <title> names
+        h1 = root.find("h1") or next(iter(title_headings(body)), None)
         title_tag = soup.find("title")
         title = collapse(text_of(h1)) if h1 is not None else ""
         title = title or (collapse(title_tag.get_text()) if title_tag is not None else "")
@@ -158,13 +161,14 @@ def _without_repeats(blocks: list[Block], report: FurnitureReport) -> list[Block
     return kept
 
 
-def _main_of(body, main_selector: str | tuple[str, ...] | None, *, by_evidence: bool) -> MainChoice:
+def _main_of(body, main_selector: str | tuple[str, ...] | None, *, by_evidence: bool,
+             narrow_share: float | None) -> MainChoice:
     """The element to read: by evidence, the first landmark that matches, or the whole body."""
     selectors = (main_selector,) if isinstance(main_selector, str) else tuple(main_selector or ())
     if not selectors:
         return MainChoice(body, describe(body), "main_selector=None: the whole body", 1.0)
     if by_evidence:
-        return choose_main(body, landmarks=selectors)
+        return choose_main(body, landmarks=selectors, narrow_share=narrow_share)
     first = next((m for m in (body.select_one(s) for s in selectors) if m is not None), None)
     if first is None:
         return MainChoice(body, describe(body), "no landmark matches: the whole body", 1.0)
