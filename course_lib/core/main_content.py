@@ -8,6 +8,7 @@ how many paragraphs it holds. A reader's text is the text that is not links (`co
 
 1. the landmark (`LANDMARKS`) with the most content, when it holds at least
    `settings.MAIN_LANDMARK_SHARE` of the page's content: the author's own mark wins when it is true;
+   inside it, the post's own body when one container holds most of it (`narrow`);
 2. else the smallest container holding at least `settings.MAIN_CONTAINER_SHARE` of the content
    and at least two paragraphs: where the text is concentrated;
 3. else the whole `<body>`.
